@@ -1,0 +1,27 @@
+// The C++ API (include/gpuprim/gpuprim.h): typed dispatcher handles, looked up once.
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include "include/gpuprim/gpuprim.h"
+
+namespace gpuprim {
+
+template <typename Signature>
+static c10::TypedOperatorHandle<Signature> find_op(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
+
+at::Tensor cumsum(const at::Tensor& x, int64_t dim, bool exclusive, bool reverse) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, int64_t, bool, bool)>("gpuprim::cumsum");
+  return op.call(x, dim, exclusive, reverse);
+}
+
+std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bins,
+                                            const std::optional<at::Tensor>& weights,
+                                            std::optional<bool> deterministic) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, const std::optional<at::Tensor>&,
+                                                 std::optional<bool>)>("gpuprim::bincount");
+  return op.call(x, num_bins, weights, deterministic);
+}
+
+}  // namespace gpuprim

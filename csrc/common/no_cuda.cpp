@@ -1,0 +1,22 @@
+// Built only without a CUDA toolkit: a CUDA tensor then gets a clear error naming the
+// problem instead of the dispatcher's "could not run ... with arguments from the CUDA backend".
+#include <torch/library.h>
+
+namespace gpuprim {
+namespace {
+
+void no_cuda_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack*) {
+  TORCH_CHECK(false, "gpuprim.", op.schema().name().substr(sizeof("gpuprim::") - 1),
+              ": got a CUDA tensor, but this gpuprim build has no CUDA kernels (it was built without a "
+              "CUDA toolkit); rebuild with nvcc available or move the inputs to the CPU");
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
+  for (const char* name : {"cumsum", "bincount"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_cuda_kernel>());
+  }
+}
+
+}  // namespace gpuprim

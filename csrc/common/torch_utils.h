@@ -1,0 +1,31 @@
+// Shared ATen-side helpers: argument checks with gpuprim's error format, dtype mapping,
+// and the determinism default. Included by *_cpu.cpp, *_cuda.cpp, *_meta.cpp, *_autograd.cpp.
+#pragma once
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <optional>
+
+#include "common/dtype.h"
+
+// TORCH_CHECK with the project's message shape:
+//   gpuprim.<op>: <argument> must be <rule>, got <value>
+#define GPUPRIM_CHECK_ARG(cond, op, arg, rule, value) \
+  TORCH_CHECK((cond), "gpuprim.", op, ": ", arg, " must be ", rule, ", got ", value)
+
+namespace gpuprim {
+
+DType to_dtype(at::ScalarType type);
+
+// Wraps a possibly negative dim into [0, ndim); a 0-d tensor accepts dim in {-1, 0}.
+int64_t wrap_dim(const char* op, const char* arg, int64_t dim, int64_t ndim);
+
+// The `deterministic` schema argument: an explicit bool wins, None follows
+// torch.use_deterministic_algorithms (at::globalContext()), as the C++ API promises.
+inline bool resolve_deterministic(std::optional<bool> deterministic) {
+  return deterministic.value_or(at::globalContext().deterministicAlgorithms());
+}
+
+// Every tensor argument of an op must live on the device of its first input.
+void check_same_device(const char* op, const at::Tensor& first, const char* arg, const at::Tensor& other);
+
+}  // namespace gpuprim

@@ -1,0 +1,24 @@
+// gpuprim public C++ API. Each function calls its op through the PyTorch dispatcher, so
+// autograd, CPU, CUDA and Meta kernels all apply exactly as from Python (torch.ops.gpuprim.*).
+//
+// Link with CMake: find_package(gpuprim) and target_link_libraries(app gpuprim::gpuprim).
+#pragma once
+#include <ATen/ATen.h>
+#include <optional>
+#include <tuple>
+
+namespace gpuprim {
+
+// Prefix sum of x along dim (inclusive unless `exclusive`; from the end if `reverse`).
+// Integer/bool inputs give int64; fp16/bf16 accumulate in fp32. Bitwise reproducible run to run.
+at::Tensor cumsum(const at::Tensor& x, int64_t dim = -1, bool exclusive = false, bool reverse = false);
+
+// (counts [num_bins], overflow [1]) for 1-D integer x: counts of each value in [0, num_bins)
+// (int64, or float32/float64 sums of `weights`), and how many values fell outside (dropped).
+// deterministic = nullopt follows at::globalContext().deterministicAlgorithms(); it matters
+// only for floating-point weights on CUDA (integer counts are always exact).
+std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bins,
+                                            const std::optional<at::Tensor>& weights = std::nullopt,
+                                            std::optional<bool> deterministic = std::nullopt);
+
+}  // namespace gpuprim

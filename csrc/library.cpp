@@ -1,0 +1,17 @@
+// Every gpuprim schema, in one place: this block is the whole API surface.
+// Implementations register per dispatch key next to their kernels (csrc/ops/<op>/).
+#include <torch/library.h>
+
+TORCH_LIBRARY(gpuprim, m) {
+  const std::vector<at::Tag> tags{at::Tag::pt2_compliant_tag};
+
+  // Inclusive (or exclusive) prefix sum along dim, optionally from the end. Integer and bool
+  // inputs give int64; 16-bit floats accumulate in fp32. Bitwise reproducible run to run.
+  m.def("cumsum(Tensor x, int dim=-1, *, bool exclusive=False, bool reverse=False) -> Tensor", tags);
+
+  // Counts of the values of 1-D integer x in [0, num_bins), optionally weighted, plus the
+  // number of values outside that range (dropped). Output size fixed by num_bins: no host sync.
+  m.def("bincount(Tensor x, int num_bins, Tensor? weights=None, *, bool? deterministic=None)"
+        " -> (Tensor counts, Tensor overflow)",
+        tags);
+}

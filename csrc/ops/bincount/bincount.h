@@ -1,0 +1,12 @@
+// gpuprim::bincount — declarations shared by its CPU, CUDA, Meta and Autograd files.
+#pragma once
+#include <ATen/ATen.h>
+#include <optional>
+
+namespace gpuprim {
+
+// Checks every argument that can be checked without reading data; returns the counts dtype:
+// int64 without weights, float32 for float32 weights, float64 otherwise (as torch.bincount).
+at::ScalarType bincount_check(const at::Tensor& x, int64_t num_bins, const std::optional<at::Tensor>& weights);
+
+}  // namespace gpuprim

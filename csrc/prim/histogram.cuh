@@ -1,0 +1,210 @@
+// Histogram kernels over integer bin indices in [0, num_bins); anything else is dropped and counted.
+//
+//   count_kernel            integer counts: per-block privatized shared-memory counters (one copy per
+//                           warp when they fit), run-length merging of equal neighbours and a whole-warp
+//                           shortcut, so an all-equal input costs no more than a uniform one.
+//   weighted_atomic_kernel  float sums, fastest: shared-memory atomics, then global atomics.
+//   weighted_ordered_kernel float sums, deterministic: each warp adds its items into its own histogram in
+//                           item order (peers of one bin combined in lane order), warps and blocks combined
+//                           in a fixed order. The grid depends only on num_bins, so the bits are the same
+//                           on every run and every GPU.
+#pragma once
+#include <cstdint>
+
+#include "common/cuda_check.h"
+
+namespace gpuprim {
+namespace histogram {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
+  return v;
+}
+
+// Items per lane per step: one 16-byte vector (4 int32, 16 uint8, ...).
+template <typename Index>
+constexpr int items_per_lane() { return 16 / sizeof(Index) > 0 ? int(16 / sizeof(Index)) : 1; }
+
+// Loads the lane's `kItems` consecutive values starting at `first`; present[j] is false past n.
+template <typename Index, bool kVector, int kItems>
+__device__ __forceinline__ void load_lane(const Index* x, int64_t n, int64_t first, Index (&v)[kItems],
+                                          bool (&present)[kItems]) {
+  if (kVector && first + kItems <= n) {
+    struct alignas(16) Vec { Index items[kItems]; };
+    const Vec vec = *reinterpret_cast<const Vec*>(x + first);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) { v[j] = vec.items[j]; present[j] = true; }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      present[j] = first + j < n;
+      v[j] = present[j] ? x[first + j] : Index(0);
+    }
+  }
+}
+
+template <typename Index, bool kVector>
+__global__ void __launch_bounds__(kThreads) count_kernel(const Index* __restrict__ x, int64_t n, int64_t num_bins,
+                                                         int replicas, unsigned long long* __restrict__ counts,
+                                                         unsigned long long* __restrict__ overflow) {
+  constexpr int kItems = items_per_lane<Index>();
+  // 32-bit shared counters cannot wrap: a block sees n / gridDim.x items, far below 2^32 for any
+  // tensor that fits in device memory with the grids the launcher uses.
+  extern __shared__ unsigned int shared_counts[];  // [replicas][num_bins]
+  for (int64_t i = threadIdx.x; i < replicas * num_bins; i += blockDim.x) shared_counts[i] = 0;
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  unsigned int* hist = shared_counts + (warp % replicas) * num_bins;
+  const int64_t warps_total = int64_t(gridDim.x) * kWarps;
+  unsigned long long dropped = 0;
+  for (int64_t base = (int64_t(blockIdx.x) * kWarps + warp) * 32 * kItems; base < n; base += warps_total * 32 * kItems) {
+    Index v[kItems];
+    bool present[kItems];
+    load_lane<Index, kVector, kItems>(x, n, base + lane * kItems, v, present);
+    int64_t bins[kItems];  // -1: dropped or absent
+    bool same = true;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int64_t b = static_cast<int64_t>(v[j]);
+      const bool in_range = b >= 0 && b < num_bins;
+      dropped += present[j] && !in_range;
+      bins[j] = present[j] && in_range ? b : -1;
+      same = same && bins[j] == bins[0];
+    }
+    // Whole warp on one bin (the skewed case): one shared atomic instead of 32 colliding ones.
+    if (__all_sync(kFullMask, same && bins[0] >= 0 && bins[0] == __shfl_sync(kFullMask, bins[0], 0))) {
+      if (lane == 0) atomicAdd(&hist[bins[0]], 32u * kItems);
+      continue;
+    }
+    int64_t run_bin = bins[0];
+    unsigned run = 1;
+#pragma unroll
+    for (int j = 1; j < kItems; ++j) {
+      if (bins[j] == run_bin) {
+        ++run;
+      } else {
+        if (run_bin >= 0) atomicAdd(&hist[run_bin], run);
+        run_bin = bins[j];
+        run = 1;
+      }
+    }
+    if (run_bin >= 0) atomicAdd(&hist[run_bin], run);
+  }
+  dropped = warp_sum(dropped);
+  if (lane == 0 && dropped) atomicAdd(overflow, dropped);
+  __syncthreads();
+  for (int64_t bin = threadIdx.x; bin < num_bins; bin += blockDim.x) {
+    unsigned long long total = 0;
+    for (int r = 0; r < replicas; ++r) total += shared_counts[r * num_bins + bin];
+    if (total) atomicAdd(&counts[bin], total);
+  }
+}
+
+// Too many bins for shared memory: count straight into global memory.
+template <typename Index>
+__global__ void __launch_bounds__(kThreads) count_global_kernel(const Index* __restrict__ x, int64_t n,
+                                                                int64_t num_bins, unsigned long long* __restrict__ counts,
+                                                                unsigned long long* __restrict__ overflow) {
+  unsigned long long dropped = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = static_cast<int64_t>(x[i]);
+    if (b >= 0 && b < num_bins) atomicAdd(&counts[b], 1ull); else ++dropped;
+  }
+  dropped = warp_sum(dropped);  // every lane runs the loop to its end, so the warp is converged here
+  if (threadIdx.x % 32 == 0 && dropped) atomicAdd(overflow, dropped);
+}
+
+// Float sums with atomics (not deterministic). kShared: privatized per block in shared memory.
+template <typename Index, typename Acc, bool kShared>
+__global__ void __launch_bounds__(kThreads) weighted_atomic_kernel(const Index* __restrict__ x,
+                                                                   const Acc* __restrict__ weights, int64_t n,
+                                                                   int64_t num_bins, Acc* __restrict__ sums,
+                                                                   unsigned long long* __restrict__ overflow) {
+  extern __shared__ unsigned char shared_raw[];
+  Acc* hist = kShared ? reinterpret_cast<Acc*>(shared_raw) : sums;
+  if (kShared) {
+    for (int64_t i = threadIdx.x; i < num_bins; i += blockDim.x) hist[i] = Acc(0);
+    __syncthreads();
+  }
+  unsigned long long dropped = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = static_cast<int64_t>(x[i]);
+    if (b >= 0 && b < num_bins) atomicAdd(&hist[b], weights[i]); else ++dropped;
+  }
+  dropped = warp_sum(dropped);
+  if (threadIdx.x % 32 == 0 && dropped) atomicAdd(overflow, dropped);
+  if (kShared) {
+    __syncthreads();
+    for (int64_t bin = threadIdx.x; bin < num_bins; bin += blockDim.x) {
+      if (hist[bin] != Acc(0)) atomicAdd(&sums[bin], hist[bin]);
+    }
+  }
+}
+
+// Deterministic float sums. kShared: blocks of kThreads, one shared histogram per warp, combined in
+// warp order into partials[block]. Otherwise: blocks of one warp whose histogram is partials[block]
+// itself (zeroed by the launcher). Item i goes to warp (i / 32) % warps_total: fixed by the grid.
+template <typename Index, typename Acc, bool kShared>
+__global__ void weighted_ordered_kernel(const Index* __restrict__ x, const Acc* __restrict__ weights, int64_t n,
+                                        int64_t num_bins, Acc* __restrict__ partials,
+                                        unsigned long long* __restrict__ overflow) {
+  extern __shared__ unsigned char shared_raw[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps_per_block = blockDim.x / 32;
+  Acc* hist = kShared ? reinterpret_cast<Acc*>(shared_raw) + warp * num_bins : partials + blockIdx.x * num_bins;
+  if (kShared) {
+    for (int64_t i = threadIdx.x; i < warps_per_block * num_bins; i += blockDim.x)
+      reinterpret_cast<Acc*>(shared_raw)[i] = Acc(0);
+    __syncthreads();
+  }
+  const int64_t warps_total = int64_t(gridDim.x) * warps_per_block;
+  unsigned long long dropped = 0;
+  for (int64_t base = (int64_t(blockIdx.x) * warps_per_block + warp) * 32; base < n; base += warps_total * 32) {
+    const int64_t i = base + lane;
+    int64_t bin = -1;
+    Acc w = Acc(0);
+    if (i < n) {
+      const int64_t b = static_cast<int64_t>(x[i]);
+      if (b >= 0 && b < num_bins) { bin = b; w = weights[i]; } else { ++dropped; }
+    }
+    const unsigned peers = __match_any_sync(kFullMask, bin);
+    Acc group_sum = Acc(0);  // sum of this bin's weights in lane order: the same bits every run
+    for (int k = 0; k < 32; ++k) {
+      const Acc wk = __shfl_sync(kFullMask, w, k);
+      if (peers & (1u << k)) group_sum += wk;
+    }
+    if (bin >= 0 && lane == __ffs(peers) - 1) hist[bin] += group_sum;
+    __syncwarp();
+  }
+  dropped = warp_sum(dropped);
+  if (lane == 0 && dropped) atomicAdd(overflow, dropped);
+  if (kShared) {
+    __syncthreads();
+    const Acc* warp_hists = reinterpret_cast<const Acc*>(shared_raw);
+    for (int64_t bin = threadIdx.x; bin < num_bins; bin += blockDim.x) {
+      Acc total = Acc(0);
+      for (int w2 = 0; w2 < warps_per_block; ++w2) total += warp_hists[w2 * num_bins + bin];
+      partials[blockIdx.x * num_bins + bin] = total;
+    }
+  }
+}
+
+// sums[bin] = partials[0][bin] + partials[1][bin] + ... in that order.
+template <typename Acc>
+__global__ void __launch_bounds__(kThreads) sum_partials_kernel(const Acc* __restrict__ partials, int64_t num_partials,
+                                                                int64_t num_bins, Acc* __restrict__ sums) {
+  for (int64_t bin = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; bin < num_bins;
+       bin += int64_t(gridDim.x) * blockDim.x) {
+    Acc total = Acc(0);
+    for (int64_t p = 0; p < num_partials; ++p) total += partials[p * num_bins + bin];
+    sums[bin] = total;
+  }
+}
+
+}  // namespace histogram
+}  // namespace gpuprim
