@@ -14,13 +14,13 @@ DType to_dtype(at::ScalarType type) {
     case at::kBFloat16: return DType::kBFloat16;
     case at::kFloat: return DType::kFloat32;
     case at::kDouble: return DType::kFloat64;
-    default: TORCH_CHECK(false, "gpuprim: unsupported dtype ", type);
+    default: TORCH_CHECK_TYPE(false, "gpuprim: unsupported dtype ", type);
   }
 }
 
 int64_t wrap_dim(const char* op, const char* arg, int64_t dim, int64_t ndim) {
   const int64_t rank = std::max<int64_t>(ndim, 1);
-  GPUPRIM_CHECK_ARG(dim >= -rank && dim < rank, op, arg,
+  GPUPRIM_CHECK_INDEX(dim >= -rank && dim < rank, op, arg,
                     "in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]", dim);
   return dim < 0 ? dim + rank : dim;
 }

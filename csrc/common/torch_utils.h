@@ -7,10 +7,15 @@
 
 #include "common/dtype.h"
 
-// TORCH_CHECK with the project's message shape:
+// Argument checks with the project's message shape:
 //   gpuprim.<op>: <argument> must be <rule>, got <value>
+// raising ValueError (bad value or shape), TypeError (bad dtype) or IndexError (bad dim) in Python.
 #define GPUPRIM_CHECK_ARG(cond, op, arg, rule, value) \
-  TORCH_CHECK((cond), "gpuprim.", op, ": ", arg, " must be ", rule, ", got ", value)
+  TORCH_CHECK_VALUE((cond), "gpuprim.", op, ": ", arg, " must be ", rule, ", got ", value)
+#define GPUPRIM_CHECK_DTYPE(cond, op, arg, rule, value) \
+  TORCH_CHECK_TYPE((cond), "gpuprim.", op, ": ", arg, " must be ", rule, ", got ", value)
+#define GPUPRIM_CHECK_INDEX(cond, op, arg, rule, value) \
+  TORCH_CHECK_INDEX((cond), "gpuprim.", op, ": ", arg, " must be ", rule, ", got ", value)
 
 namespace gpuprim {
 

@@ -1,0 +1,87 @@
+"""gpuprim.cumsum vs torch.cumsum vs CUB DeviceScan::ExclusiveSum.
+
+python3 benchmarks/bench_cumsum.py --out DIR [--cub-bin PATH] [--quick]
+
+Bytes per call = input read + output written (int32 input gives int64 output, as torch.cumsum;
+the CUB int32 anchor writes int32, so its row counts its own, smaller, bytes).
+Inputs are small integers (in float dtypes too): every partial sum is exact in any summation
+order, so gpuprim must match torch bit for bit, whatever its blocking.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import gpuprim
+import torch
+
+import timing
+
+OP = "cumsum"
+N = 1 << 28  # 256M elements: 1 GiB of fp32, 17x the H200's L2
+
+
+def _small_integer_input(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+    # Values in {-1, 0, 1}: prefix sums are a random walk, |sum| << 2^24, so fp32 partials are exact.
+    values = torch.randint(-1, 2, tuple(shape), dtype=torch.int8, device=timing.DEVICE)
+    return values.to(dtype)
+
+
+def _measure(case: str, shape: Sequence[int], dtype: torch.dtype, cub_bin: Optional[str],
+             cub_case: Optional[str], series: Optional[str]) -> List[timing.Row]:
+    x = _small_integer_input(shape, dtype)
+    result = gpuprim_cumsum(x)
+    if dtype in (torch.float16, torch.bfloat16):
+        # gpuprim accumulates fp16/bf16 in fp32 and rounds once; the exact fp32 scan rounded is the answer.
+        expected = torch.cumsum(x.float(), dim=-1).to(dtype)
+    else:
+        expected = torch.cumsum(x, dim=-1)
+    timing.assert_equal(result, expected, f"gpuprim.cumsum {case}")
+    bytes_moved = x.numel() * x.element_size() + result.numel() * result.element_size()
+    del result, expected
+    common = dict(bytes_moved=bytes_moved, shape=shape, dtype=dtype, numel=x.numel())
+    if series:
+        common["series"] = series
+    rows = [
+        timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim_cumsum(x)), **common),
+        timing.record(OP, case, "torch", timing.bench(lambda: torch.cumsum(x, dim=-1)), **common),
+    ]
+    del x
+    if cub_case:
+        rows += timing.cub_anchor(cub_bin, cub_case, int(torch.Size(shape).numel()), op=OP, case=case,
+                                  shape=shape, dtype=dtype)
+    return rows
+
+
+def gpuprim_cumsum(x: torch.Tensor) -> torch.Tensor:
+    return gpuprim.cumsum(x, dim=-1)
+
+
+def cases(quick: bool) -> List[dict]:
+    divisor = timing.size_divisor(quick)
+    n = N // divisor
+    fp32_sweep = [
+        dict(case=f"fp32_{timing.human_count(size)}", shape=(size,), dtype=torch.float32,
+             cub_case="scan_exclusive_sum_f32", series="fp32 1-D")
+        for size in (max(1, (1 << 20) // divisor), (1 << 24) // divisor, n)
+    ]
+    rows_shape = (max(1, 4096 // divisor), 32768)
+    return fp32_sweep + [
+        dict(case=f"fp32_rows_{rows_shape[0]}x{rows_shape[1]}", shape=rows_shape, dtype=torch.float32,
+             cub_case=None, series=None),  # CUB has no batched scan
+        dict(case=f"bf16_{timing.human_count(n)}", shape=(n,), dtype=torch.bfloat16, cub_case=None, series=None),
+        dict(case=f"int32_{timing.human_count(n)}", shape=(n,), dtype=torch.int32,
+             cub_case="scan_exclusive_sum_i32", series=None),
+    ]
+
+
+def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> List[timing.Row]:
+    todo = cases(quick)
+    rows: List[timing.Row] = []
+    for index, spec in enumerate(todo, 1):
+        timing.progress(index, len(todo), f"{OP} {spec['case']}")
+        rows += timing.run_case(OP, spec["case"], lambda: _measure(cub_bin=cub_bin, **spec))
+    return timing.finish(OP, rows, out_dir)
+
+
+if __name__ == "__main__":
+    timing.main(run, __doc__.splitlines()[0])

@@ -1,0 +1,31 @@
+"""pytest setup: the `device` fixture runs each test on CPU, and on CUDA when a GPU is present."""
+import pytest
+import torch
+
+import gpuprim  # noqa: F401  (loads the library: registers torch.ops.gpuprim.*)
+
+HAS_CUDA = torch.cuda.is_available()
+
+DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=pytest.mark.gpu)]
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA device (runs on the H200 via scripts/gpu_runner.sh)")
+    for item in items:
+        if "gpu" in item.keywords and not HAS_CUDA:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _reset_flags():
+    """Every test starts from the default determinism and validate modes."""
+    gpuprim.set_deterministic(None)
+    gpuprim.set_validate(False)
+    yield
+    gpuprim.set_deterministic(None)
+    gpuprim.set_validate(False)

@@ -1,0 +1,78 @@
+"""Checks shared by every op's tests: opcheck, torch.compile, bitwise determinism, no host sync."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+
+
+def run_opcheck(op, args: Sequence, kwargs: dict | None = None) -> None:
+    """torch.library.opcheck: schema, fake tensor, autograd registration and AOT dispatch tests.
+
+    Note (DESIGN.md): the autograd-registration test silently skips unless an input requires
+    grad, so differentiable ops must also be checked with requires_grad samples.
+    """
+    torch.library.opcheck(op, tuple(args), kwargs or {})
+
+
+def opcheck_sample_ok(x: torch.Tensor) -> bool:
+    """opcheck compares eager and AOT outputs with NaN != NaN, so NaN-producing samples are left to
+    the value tests (which compare NaN positions exactly); they exercise no other dispatch path."""
+    return not (x.is_floating_point() and bool(torch.isnan(x).any() or torch.isinf(x).any()))
+
+
+def assert_bitwise_equal(a: torch.Tensor, b: torch.Tensor, what: str = "") -> None:
+    """Same dtype, shape and bits (NaNs with the same payload compare equal, -0.0 != +0.0)."""
+    assert a.dtype == b.dtype and a.shape == b.shape, f"{what}: {a.dtype}{tuple(a.shape)} vs {b.dtype}{tuple(b.shape)}"
+    if a.dtype.is_floating_point:
+        width = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        a, b = a.contiguous().view(width), b.contiguous().view(width)
+    assert torch.equal(a.cpu(), b.cpu()), f"{what}: results differ bitwise"
+
+
+def assert_deterministic(fn: Callable[[], object], runs: int = 3) -> None:
+    """Calls fn `runs` times and checks every tensor output is bitwise identical each time."""
+    first = _as_list(fn())
+    for _ in range(runs - 1):
+        for i, (a, b) in enumerate(zip(first, _as_list(fn()))):
+            assert_bitwise_equal(a, b, f"output {i}")
+
+
+def check_compiles(fn: Callable, *args, dynamic: bool | None = None, backend: str = "aot_eager") -> None:
+    """torch.compile(fullgraph=True) traces fn without graph breaks and gives eager's result.
+
+    aot_eager exercises tracing, fake kernels and AOT dispatch cheaply; pass backend="inductor"
+    for the full compiler (slower: it builds C++ or Triton code).
+    """
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, fullgraph=True, dynamic=dynamic, backend=backend)
+    for a, b in zip(_as_list(fn(*args)), _as_list(compiled(*args))):
+        torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=0)
+
+
+def check_no_sync_and_graph_capture(fn: Callable[[], object]) -> None:
+    """CUDA only: fn runs under sync-debug 'error' and replays from a CUDA graph with the same result."""
+    eager = _as_list(fn())
+    torch.cuda.synchronize()
+    previous = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        fn()
+    finally:
+        torch.cuda.set_sync_debug_mode(previous)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()  # warm-up on a side stream, as graph capture requires
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = _as_list(fn())
+    graph.replay()
+    torch.cuda.synchronize()
+    for a, b in zip(eager, captured):
+        torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=0)
+
+
+def _as_list(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]

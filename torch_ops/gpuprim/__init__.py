@@ -1,0 +1,40 @@
+"""gpuprim: CUDA primitives and training operators for PyTorch.
+
+``import gpuprim`` loads the compiled library, which registers every op as
+``torch.ops.gpuprim.<op>`` (CPU, CUDA, Meta and Autograd kernels), and exports typed wrappers
+with torch-like signatures. See README.md for the op table and DESIGN.md for the layout.
+"""
+from pathlib import Path as _Path
+
+import torch as _torch
+
+
+def _load_library() -> None:
+    library = _Path(__file__).resolve().parent / "lib" / "libgpuprim.so"
+    if not library.exists():
+        raise ImportError(
+            f"gpuprim: compiled library not found at {library}; build it with "
+            "`pip install --no-build-isolation -e .` (or `make build`)"
+        )
+    _torch.ops.load_library(str(library))
+
+
+_load_library()
+
+from gpuprim._determinism import deterministic, is_deterministic, set_deterministic  # noqa: E402
+from gpuprim._validate import is_validating, set_validate, validate  # noqa: E402
+from gpuprim.bincount import bincount  # noqa: E402
+from gpuprim.cumsum import cumsum  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "bincount",
+    "cumsum",
+    "deterministic",
+    "is_deterministic",
+    "is_validating",
+    "set_deterministic",
+    "set_validate",
+    "validate",
+]

@@ -1,0 +1,26 @@
+"""gpuprim.cumsum: prefix sums along a dim, bitwise reproducible."""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def cumsum(x: Tensor, dim: int = -1, *, exclusive: bool = False, reverse: bool = False) -> Tensor:
+    """Cumulative sum of ``x`` along ``dim``, like :func:`torch.cumsum`.
+
+    Args:
+        x: tensor of any shape; bool, integer or floating dtype (fp16, bf16, fp32, fp64).
+        dim: the dim to scan (negative counts from the end).
+        exclusive: if True, ``out[i]`` is the sum of the elements before ``i`` (``out[0] = 0``).
+        reverse: if True, scan from the end: ``out[i]`` sums ``x[i:]`` (or ``x[i+1:]`` if exclusive).
+
+    Returns:
+        A contiguous tensor of ``x``'s shape. Bool and integer inputs give int64 (as torch.cumsum);
+        floating inputs keep their dtype, and fp16/bf16 accumulate in fp32.
+
+    Determinism: always bitwise reproducible run to run on the same device and build (the CUDA
+    kernel adds in an order fixed by its launch constants, never by timing, unlike torch.cumsum
+    on CUDA). CPU and CUDA float results may differ in the last bits (different summation order).
+    Differentiable for floating inputs: the gradient is the reverse scan of the gradient.
+    """
+    return torch.ops.gpuprim.cumsum.default(x, dim, exclusive=exclusive, reverse=reverse)
