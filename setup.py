@@ -18,6 +18,12 @@ ROOT = Path(__file__).resolve().parent
 PACKAGE_DIR = ROOT / "torch_ops" / "gpuprim"
 
 
+def _tool(name: str) -> str:
+    """The cmake/ninja that pip installed next to this Python (requirements-dev.txt), else PATH's."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
+
+
 class CMakeBuild(build_ext):
     """Configures and builds libgpuprim.so with CMake + ninja and places it inside the package."""
 
@@ -25,13 +31,14 @@ class CMakeBuild(build_ext):
         build_dir = Path(os.environ.get("GPUPRIM_BUILD_DIR", ROOT / "build" / "cmake"))
         build_dir.mkdir(parents=True, exist_ok=True)
         configure = [
-            "cmake", "-S", str(ROOT), "-B", str(build_dir), "-G", "Ninja",
+            _tool("cmake"), "-S", str(ROOT), "-B", str(build_dir), "-G", "Ninja",
+            f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
             f"-DPython3_EXECUTABLE={sys.executable}",
             f"-DCMAKE_BUILD_TYPE={os.environ.get('GPUPRIM_BUILD_TYPE', 'Release')}",
             f"-DGPUPRIM_WITH_CUDA={'OFF' if os.environ.get('GPUPRIM_WITH_CUDA') == '0' else 'ON'}",
         ]
         subprocess.run(configure, check=True)
-        build = ["cmake", "--build", str(build_dir)]
+        build = [_tool("cmake"), "--build", str(build_dir)]
         if os.environ.get("MAX_JOBS"):
             build += ["--parallel", os.environ["MAX_JOBS"]]
         subprocess.run(build, check=True)

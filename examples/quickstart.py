@@ -1,0 +1,73 @@
+"""gpuprim quickstart: runs every op on CUDA if present (else CPU), checks it against torch,
+and prints a short comparison table (agreement and time per call).
+
+    make quickstart      # or: python examples/quickstart.py [--device cpu|cuda]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+import gpuprim
+
+
+def timed(fn, device: str, reps: int = 20) -> float:
+    """Median milliseconds per call (CUDA: synchronized around each call)."""
+    fn()
+    times = []
+    for _ in range(reps):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def cases(device: str):
+    """(name, gpuprim call, torch call, how to compare) for every op."""
+    g = torch.Generator(device=device).manual_seed(0)
+    n = 1 << 22 if device == "cuda" else 1 << 18
+    values = torch.randn(n, device=device, generator=g)
+    rows = torch.randn(256, 4096, device=device, generator=g)
+    bins = torch.randint(0, 256, (n,), device=device, generator=g)
+    weights = torch.rand(n, device=device, generator=g)
+    yield ("cumsum fp32 1-D", lambda: gpuprim.cumsum(values), lambda: torch.cumsum(values, 0), "close")
+    yield ("cumsum rows, exclusive", lambda: gpuprim.cumsum(rows, 1, exclusive=True),
+           lambda: torch.cumsum(rows, 1) - rows, "close")
+    yield ("cumsum int32", lambda: gpuprim.cumsum(bins.int()), lambda: torch.cumsum(bins.int(), 0), "equal")
+    yield ("bincount 256 bins", lambda: gpuprim.bincount(bins, 256), lambda: torch.bincount(bins, minlength=256), "equal")
+    yield ("bincount weighted", lambda: gpuprim.bincount(bins, 256, weights),
+           lambda: torch.bincount(bins, weights, minlength=256), "close")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    device = parser.parse_args().device
+    name = torch.cuda.get_device_name() if device == "cuda" else "CPU"
+    print(f"gpuprim {gpuprim.__version__} | torch {torch.__version__} | device: {name}")
+    print(f"{'op':<26} {'agrees with torch':<20} {'gpuprim ms':>11} {'torch ms':>9} {'speedup':>8}")
+    failures = 0
+    for label, ours, theirs, compare in cases(device):
+        a, b = ours(), theirs()
+        if compare == "equal":
+            ok, detail = torch.equal(a, b), "exact"
+        else:
+            err = ((a.double() - b.double()).norm() / b.double().norm().clamp_min(1e-30)).item()
+            ok, detail = err < 1e-4, f"rel err {err:.1e}"
+        failures += not ok
+        ours_ms, theirs_ms = timed(ours, device), timed(theirs, device)
+        verdict = ("yes, " if ok else "NO, ") + detail
+        print(f"{label:<26} {verdict:<20} {ours_ms:>11.3f} {theirs_ms:>9.3f} {theirs_ms / ours_ms:>7.2f}x")
+    if failures:
+        raise SystemExit(f"{failures} op(s) disagree with torch")
+    print("all ops agree with torch (timings here are wall-clock; see benchmarks/ for proper ones)")
+
+
+if __name__ == "__main__":
+    main()

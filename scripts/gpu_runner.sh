@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The GPU runner: on a CUDA machine where torch is installed and nothing can be downloaded,
+# build gpuprim, run the whole test suite with CUDA, run the benchmarks, and write logs, results
+# JSON and plots under OUT_DIR. One command, well under 10 minutes on 16 cores (H200 machine).
+#
+#   bash scripts/gpu_runner.sh OUT_DIR
+#
+# Environment: PYTHON (default python3), TORCH_CUDA_ARCH_LIST (default 9.0), TESTS (test files,
+# default all), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
+# skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase).
+# OUT_DIR gets at most a handful of files (the device tool returns <= 8): summary.txt,
+# build.log, tests.log, bench.log, bench_summary.md and results.tar.gz (per-test-file logs,
+# benchmark JSON + PNG).
+set -uo pipefail
+out=${1:?usage: gpu_runner.sh OUT_DIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+python=${PYTHON:-python3}
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
+export MAX_JOBS=${MAX_JOBS:-$(nproc)}
+export PYTHONPATH="$root/torch_ops${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
+work=$(mktemp -d)
+summary="$out/summary.txt"
+phase() { echo "== $(date +%T) $*" | tee -a "$summary"; }
+
+phase "machine"
+{ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv,noheader
+  "$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
+  nvcc --version | tail -1; } 2>&1 | tee -a "$summary"
+
+phase "build (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST, $MAX_JOBS jobs)"
+start=$SECONDS
+if ! "$python" setup.py -q build_ext >"$out/build.log" 2>&1; then
+  tail -30 "$out/build.log" | tee -a "$summary"
+  phase "BUILD FAILED"; exit 1
+fi
+echo "built in $((SECONDS - start))s" | tee -a "$summary"
+
+phase "tests"
+files=${TESTS:-}
+timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/test_logs" --jobs 4 --timeout 300 \
+  ${files:+--files $files} -rfE 2>&1 | tee "$out/tests.log"
+grep "^gpu-runner tests:" "$out/tests.log" | tee -a "$summary"
+# The failure details of each file, for the summary.
+grep -h -E "^(FAILED|ERROR) " "$work"/test_logs/*.log 2>/dev/null | head -40 | tee -a "$summary"
+
+if [ "${BENCH:-all}" != "none" ]; then
+  phase "CUB anchors"
+  cub_bin=""
+  if bash benchmarks/cub/build.sh "$work/cub" >>"$out/build.log" 2>&1; then cub_bin="$work/cub/cub_anchors"; else echo "CUB harness failed to build (see build.log)" | tee -a "$summary"; fi
+  phase "benchmarks"
+  only=${BENCH:-all}
+  timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/run_all.py --out "$work/bench" ${cub_bin:+--cub-bin "$cub_bin"} \
+    ${BENCH_QUICK:+--quick} $([ "$only" != all ] && echo "--only $only") 2>&1 | tee "$out/bench.log"
+  [ -f "$work/bench/summary.md" ] && cp "$work/bench/summary.md" "$out/bench_summary.md"
+fi
+
+phase "packing"
+tar -czf "$out/results.tar.gz" -C "$work" $(cd "$work" && ls -d test_logs bench 2>/dev/null)
+phase "done"
