@@ -38,7 +38,8 @@ def _measure_counts(case: str, n: int, num_bins: int, all_same: bool, cub_bin: O
     ]
     del x
     cub_case = f"histogram_even_u32_{num_bins}" + ("_allsame" if all_same else "")
-    return rows + timing.cub_anchor(cub_bin, cub_case, n, op=OP, case=case, shape=(n,), dtype=torch.int32)
+    return rows + timing.cub_anchor(cub_bin, cub_case, n, op=OP, case=case, shape=(n,), dtype=torch.int32,
+                                    numel=n, num_bins=num_bins)
 
 
 def _measure_weighted(case: str, n: int, num_bins: int, deterministic: bool) -> List[timing.Row]:
@@ -71,6 +72,7 @@ def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> Lis
     for index, (case, measure) in enumerate(todo, 1):
         timing.progress(index, len(todo), f"{OP} {case}")
         rows += timing.run_case(OP, case, lambda: measure(case))
+        timing.save_partial(OP, rows, out_dir)
     return timing.finish(OP, rows, out_dir)
 
 

@@ -9,6 +9,7 @@ order, so gpuprim must match torch bit for bit, whatever its blocking.
 """
 from __future__ import annotations
 
+import os
 from typing import List, Optional, Sequence
 
 import gpuprim
@@ -36,19 +37,29 @@ def _measure(case: str, shape: Sequence[int], dtype: torch.dtype, cub_bin: Optio
     else:
         expected = torch.cumsum(x, dim=-1)
     timing.assert_equal(result, expected, f"gpuprim.cumsum {case}")
+    expected_dtype, expected_once = expected.dtype, expected
     bytes_moved = x.numel() * x.element_size() + result.numel() * result.element_size()
-    del result, expected
-    common = dict(bytes_moved=bytes_moved, shape=shape, dtype=dtype, numel=x.numel())
-    if series:
-        common["series"] = series
+    numel = x.numel()
+    del result
+    labels = dict(numel=numel, series=series) if series else dict(numel=numel)  # series: a line in the plot
+    common = dict(shape=shape, dtype=dtype, **labels)
     rows = [
-        timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim_cumsum(x)), **common),
-        timing.record(OP, case, "torch", timing.bench(lambda: torch.cumsum(x, dim=-1)), **common),
+        timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim_cumsum(x)), bytes_moved=bytes_moved, **common),
+        timing.record(OP, case, "torch", timing.bench(lambda: torch.cumsum(x, dim=-1)), bytes_moved=bytes_moved,
+                      **common),
     ]
-    del x
-    if cub_case:
-        rows += timing.cub_anchor(cub_bin, cub_case, int(torch.Size(shape).numel()), op=OP, case=case,
-                                  shape=shape, dtype=dtype)
+    # The reduce-then-scan fallback (GPUPRIM_SCAN_ALGO=three_pass), timed for comparison.
+    previous = os.environ.get("GPUPRIM_SCAN_ALGO")
+    os.environ["GPUPRIM_SCAN_ALGO"] = "three_pass"
+    try:
+        timing.assert_equal(gpuprim_cumsum(x).to(expected_dtype), expected_once, f"gpuprim.cumsum three_pass {case}")
+        rows.append(timing.record(OP, case, "gpuprim_three_pass", timing.bench(lambda: gpuprim_cumsum(x)),
+                                  bytes_moved=bytes_moved, **common))
+    finally:
+        os.environ.pop("GPUPRIM_SCAN_ALGO") if previous is None else os.environ.__setitem__("GPUPRIM_SCAN_ALGO", previous)
+    del x, expected_once
+    if cub_case:  # CUB times an exclusive scan; inclusive and exclusive move the same bytes
+        rows += timing.cub_anchor(cub_bin, cub_case, numel, op=OP, case=case, **common)
     return rows
 
 
@@ -80,6 +91,7 @@ def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> Lis
     for index, spec in enumerate(todo, 1):
         timing.progress(index, len(todo), f"{OP} {spec['case']}")
         rows += timing.run_case(OP, spec["case"], lambda: _measure(cub_bin=cub_bin, **spec))
+        timing.save_partial(OP, rows, out_dir)
     return timing.finish(OP, rows, out_dir)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -20,6 +21,19 @@ from typing import Dict, List, Optional
 
 BENCH_DIR = Path(__file__).resolve().parent
 TAIL_LINES = 25  # stderr lines kept from a failed op for the summary
+
+
+class Terminated(Exception):
+    """SIGTERM (e.g. from `timeout`): stop running ops but still write the summary."""
+
+
+terminated = False
+
+
+def _on_sigterm(signum, frame):
+    global terminated
+    terminated = True
+    raise Terminated()
 
 
 def discover_ops() -> List[str]:
@@ -48,8 +62,12 @@ def run_op(op: str, args: argparse.Namespace) -> Optional[str]:
             sys.stderr.flush()
             tail.append(line.rstrip())
         returncode = process.wait()
+    except Terminated:
+        return "run_all.py was terminated (SIGTERM) during this op:\n" + "\n".join(tail)
     finally:
         watchdog.cancel()
+        if process.poll() is None:  # we are being terminated: take the op down with us
+            process.kill()
     elapsed = time.monotonic() - started
     print(f"=== {op}: exit {returncode} after {elapsed:.0f} s", file=sys.stderr, flush=True)
     if returncode != 0:
@@ -62,13 +80,13 @@ def _ms(row: dict) -> str:
     return f"{row['median_ms']:.4f}" if "median_ms" in row else "FAILED"
 
 
-def summary_lines(results: Dict[str, dict], errors: Dict[str, str], out: Path) -> List[str]:
+def summary_lines(ops: List[str], results: Dict[str, dict], errors: Dict[str, str], out: Path) -> List[str]:
     lines = ["# gpuprim benchmark summary", ""]
     meta = next((result["meta"] for result in results.values()), None)
     if meta:
         lines += [f"GPU: {meta.get('gpu')}, torch {meta.get('torch')} (CUDA {meta.get('cuda')}), "
-                  f"device copy {meta.get('copy_gbps', 0):.0f} GB/s (read + write), {meta.get('date')}, "
-                  f"commit {str(meta.get('git_commit'))[:10]}.", ""]
+                  f"device copy {meta.get('copy_gbps', 0):.0f} GB/s (read + write), {meta.get('date')}"
+                  + (f", commit {meta['git_commit'][:10]}" if meta.get("git_commit") else "") + ".", ""]
     lines += [
         "Times are medians of 25 calls with L2 flushed between calls. Ratios = anchor ms / gpuprim ms "
         "(> 1: gpuprim faster). GB/s and % copy are gpuprim's; bytes = minimum read + write (see benchmarks/README.md).",
@@ -76,8 +94,8 @@ def summary_lines(results: Dict[str, dict], errors: Dict[str, str], out: Path) -
         "| op | case | gpuprim ms | anchors ms | ratios | GB/s | % copy |",
         "|---|---|---:|---|---|---:|---:|",
     ]
-    for op, result in results.items():
-        rows = result["rows"]
+    for op in ops:
+        rows = results[op]["rows"] if op in results else []
         for case in dict.fromkeys(row["case"] for row in rows):
             case_rows = [row for row in rows if row["case"] == case]
             anchors = ", ".join(f"{row['impl']} {_ms(row)}" for row in case_rows
@@ -93,8 +111,8 @@ def summary_lines(results: Dict[str, dict], errors: Dict[str, str], out: Path) -
                 label = case if row["impl"] == "gpuprim" else f"{case} ({row['impl']})"
                 lines.append(f"| {op} | {label} | {row['median_ms']:.4f} | {anchors} | {ratios} | "
                              f"{row['gbps']:.0f} | {row['pct_copy']:.0f} |")
-    for op, error in errors.items():
-        lines.append(f"| {op} | (whole op) | FAILED | | {_escape(error.splitlines()[0])} | | |")
+        if op in errors:  # the rows above, if any, are the cases it finished before failing
+            lines.append(f"| {op} | (whole op) | FAILED | | {_escape(error_headline(errors[op]))} | | |")
     if errors:
         lines += ["", "## Failures", ""]
         for op, error in errors.items():
@@ -103,6 +121,13 @@ def summary_lines(results: Dict[str, dict], errors: Dict[str, str], out: Path) -
     if plots:
         lines += ["", "## Plots", ""] + [f"![{op}]({op}.png)" for op in plots]
     return lines
+
+
+def error_headline(error: str) -> str:
+    """The failure's first line plus the last progress line, which names the case it died in."""
+    lines = error.splitlines()
+    last_case = next((line for line in reversed(lines) if line.startswith("[")), "")
+    return f"{lines[0]} {last_case}".strip()
 
 
 def _escape(text: str) -> str:
@@ -130,9 +155,13 @@ def main() -> int:
 
     results: Dict[str, dict] = {}
     errors: Dict[str, str] = {}
+    signal.signal(signal.SIGTERM, _on_sigterm)
     for op in ops:
         result_path = out / f"{op}.json"
         result_path.unlink(missing_ok=True)  # never summarize a stale file from an earlier run
+        if terminated:
+            errors[op] = "not run: run_all.py was terminated (SIGTERM) before this op"
+            continue
         error = run_op(op, args)
         if error is None and not result_path.exists():
             error = f"finished without writing {result_path}"
@@ -143,7 +172,7 @@ def main() -> int:
                 results[op] = json.load(f)
 
     summary_path = out / "summary.md"
-    summary_path.write_text("\n".join(summary_lines(results, errors, out)) + "\n")
+    summary_path.write_text("\n".join(summary_lines(ops, results, errors, out)) + "\n")
     print(f"wrote {summary_path}", file=sys.stderr)
     failed_cases = [f"{row['op']}/{row['case']}/{row['impl']}" for result in results.values()
                     for row in result["rows"] if "error" in row]

@@ -205,8 +205,8 @@ def ratio_items(row: Row) -> List[tuple]:
 
 # ---------------------------------------------------------------- the CUB anchor harness
 def cub_anchor(cub_bin: Optional[str], cub_case: str, n: int, *, op: str, case: str,
-               shape: Sequence[int], dtype: object) -> List[Row]:
-    """Runs `cub_anchors <cub_case> <n>` and returns its row ([] without a harness or on failure)."""
+               shape: Sequence[int], dtype: object, **extra: object) -> List[Row]:
+    """Runs `cub_anchors <cub_case> <n>`: its row, an error row if it failed, [] without a harness."""
     if not cub_bin or DEVICE != "cuda":
         return []
     free_memory()  # hand the caching allocator's memory back so the harness can allocate
@@ -221,7 +221,7 @@ def cub_anchor(cub_bin: Optional[str], cub_case: str, n: int, *, op: str, case: 
     timing = {"median_ms": result["median_ms"], "min_ms": result["min_ms"],
               "p20": None, "p80": None, "reps": result.get("reps", 25)}
     return [record(op, case, "cub", timing, bytes_moved=result["bytes"], shape=shape, dtype=dtype,
-                   cub_case=cub_case)]
+                   cub_case=cub_case, **extra)]
 
 
 # ---------------------------------------------------------------- output
@@ -244,20 +244,23 @@ def collect_meta() -> Dict[str, object]:
     except Exception:  # noqa: BLE001 - meta is best effort
         pass
     try:
-        meta["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                            cwd=Path(__file__).parent, timeout=10).stdout.strip() or None
+        completed = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                   cwd=Path(__file__).parent, timeout=10)
+        meta["git_commit"] = completed.stdout.strip() if completed.returncode == 0 else None
     except Exception:  # noqa: BLE001
         meta["git_commit"] = None
     return meta
 
 
-def write_results(op: str, rows: List[Row], out_dir: str, meta: Dict[str, object]) -> None:
+def write_results(op: str, rows: List[Row], out_dir: str, meta: Dict[str, object], *, complete: bool = True) -> None:
+    """Writes <out_dir>/<op>.json, and once the op is complete, <out_dir>/<op>.png."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / f"{op}.json", "w") as f:
-        json.dump({"op": op, "meta": meta, "rows": rows}, f, indent=1)
-    print(f"wrote {out / f'{op}.json'}", file=sys.stderr)
-    _plot(op, rows, out / f"{op}.png", meta)
+        json.dump({"op": op, "complete": complete, "meta": meta, "rows": rows}, f, indent=1)
+    if complete:
+        print(f"wrote {out / f'{op}.json'}", file=sys.stderr)
+        _plot(op, rows, out / f"{op}.png", meta)
 
 
 def _plot(op: str, rows: List[Row], path: Path, meta: Dict[str, object]) -> None:
@@ -325,6 +328,11 @@ def print_table(rows: List[Row]) -> None:
     for line in lines:
         print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip())
     sys.stdout.flush()
+
+
+def save_partial(op: str, rows: List[Row], out_dir: str) -> None:
+    """Saves the cases done so far: if a later case hangs the GPU and the op is killed, they survive."""
+    write_results(op, rows, out_dir, collect_meta(), complete=False)
 
 
 def finish(op: str, rows: List[Row], out_dir: str) -> List[Row]:

@@ -39,6 +39,19 @@ if ! "$python" setup.py -q build_ext >"$out/build.log" 2>&1; then
 fi
 echo "built in $((SECONDS - start))s" | tee -a "$summary"
 
+phase "smoke (a hang here must not eat the run)"
+if ! timeout 90 "$python" -c "
+import torch, gpuprim
+x = torch.randint(-1, 2, (3_000_017,), device='cuda').float()
+assert torch.equal(gpuprim.cumsum(x), torch.cumsum(x, 0)), 'single-pass cumsum wrong'
+v = torch.randint(0, 256, (1_000_003,), device='cuda', dtype=torch.int32)
+assert torch.equal(gpuprim.bincount(v, 256), torch.bincount(v, minlength=256)), 'bincount wrong'
+torch.cuda.synchronize(); print('smoke ok')
+" 2>&1 | tee -a "$summary"; then
+  echo "SMOKE FAILED: falling back to GPUPRIM_SCAN_ALGO=three_pass for the rest of the run" | tee -a "$summary"
+  export GPUPRIM_SCAN_ALGO=three_pass
+fi
+
 phase "tests"
 files=${TESTS:-}
 timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/test_logs" --jobs 4 --timeout 300 \
@@ -53,7 +66,7 @@ if [ "${BENCH:-all}" != "none" ]; then
   if bash benchmarks/cub/build.sh "$work/cub" >>"$out/build.log" 2>&1; then cub_bin="$work/cub/cub_anchors"; else echo "CUB harness failed to build (see build.log)" | tee -a "$summary"; fi
   phase "benchmarks"
   only=${BENCH:-all}
-  timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/run_all.py --out "$work/bench" ${cub_bin:+--cub-bin "$cub_bin"} \
+  timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/run_all.py --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
     ${BENCH_QUICK:+--quick} $([ "$only" != all ] && echo "--only $only") 2>&1 | tee "$out/bench.log"
   [ -f "$work/bench/summary.md" ] && cp "$work/bench/summary.md" "$out/bench_summary.md"
 fi

@@ -78,7 +78,9 @@ __global__ void __launch_bounds__(kThreads) count_kernel(const Index* __restrict
       same = same && bins[j] == bins[0];
     }
     // Whole warp on one bin (the skewed case): one shared atomic instead of 32 colliding ones.
-    if (__all_sync(kFullMask, same && bins[0] >= 0 && bins[0] == __shfl_sync(kFullMask, bins[0], 0))) {
+    // (The shuffle must run on every lane: inside a short-circuit && it would diverge and hang.)
+    const int64_t lane0_bin = __shfl_sync(kFullMask, bins[0], 0);
+    if (__all_sync(kFullMask, same && bins[0] >= 0 && bins[0] == lane0_bin)) {
       if (lane == 0) atomicAdd(&hist[bins[0]], 32u * kItems);
       continue;
     }

@@ -4,11 +4,20 @@
 // no atomics and no decoupled look-back (whose float result depends on which predecessor
 // tile happened to be done). So float results are bitwise identical run to run.
 //   inner == 1, n <= kWarpRowMax : one warp per row, sequential chunks with a carry.
-//   inner == 1, longer rows      : reduce-then-scan over fixed tiles (3 kernels):
+//   inner == 1, longer rows      : single pass over fixed tiles with a *deterministic* look-back:
+//                                  a tile's prefix is (inclusive prefix of the previous group of
+//                                  kGroupTiles tiles) + (fixed-order sum of the earlier tile sums
+//                                  in its own group). Both terms are fixed functions of the data,
+//                                  unlike decoupled look-back, whose float result depends on which
+//                                  predecessor happened to be done. Reads the input once.
+//                                  Fallback (GPUPRIM_SCAN_ALGO=three_pass): reduce-then-scan, 3 kernels:
 //                                  tile sums -> per-row exclusive scan of tile sums -> tile scans.
 //   inner > 1                    : one thread per column, sequential along n (coalesced over inner).
 #pragma once
+#include <cuda/atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "common/cuda_check.h"
 #include "common/workspace.h"
@@ -168,6 +177,114 @@ __global__ void __launch_bounds__(kTileThreads) tile_scan_kernel(const In* __res
   }
 }
 
+// ---- single pass with deterministic look-back ---------------------------------------------------
+constexpr int kGroupTiles = kTileThreads;  // one earlier tile sum per thread when looking back
+
+// A value published once by one block and read by others: value first, then a release flag.
+template <typename Acc>
+struct Published {
+  Acc value;
+  int ready;  // 0 until value is visible (the launcher zeroes it)
+};
+
+template <typename Acc>
+__device__ __forceinline__ void publish(Published<Acc>* slot, Acc value) {
+  slot->value = value;
+  cuda::atomic_ref<int, cuda::thread_scope_device>(slot->ready).store(1, cuda::memory_order_release);
+}
+
+template <typename Acc>
+__device__ __forceinline__ Acc wait_for(Published<Acc>* slot) {
+  cuda::atomic_ref<int, cuda::thread_scope_device> ready(slot->ready);
+  while (ready.load(cuda::memory_order_acquire) == 0) {
+  }
+  return *reinterpret_cast<volatile Acc*>(&slot->value);
+}
+
+// Tiles are claimed in increasing order from a counter, so every tile a block waits for was
+// claimed earlier by a running block: no deadlock whatever the block scheduling order.
+template <typename In, typename Acc, typename Out>
+__global__ void __launch_bounds__(kTileThreads) single_pass_scan_kernel(
+    const In* __restrict__ in, Out* __restrict__ out, int64_t rows, int64_t n, int64_t tiles_per_row,
+    bool exclusive, bool reverse, Published<Acc>* tile_sums, Published<Acc>* group_prefix,
+    unsigned long long* tile_counter) {
+  using Exchange = cub::BlockExchange<Acc, kTileThreads, kTileItems>;
+  using BlockScan = cub::BlockScan<Acc, kTileThreads>;
+  using BlockReduce = cub::BlockReduce<Acc, kTileThreads>;
+  __shared__ union {
+    typename Exchange::TempStorage exchange;
+    typename BlockScan::TempStorage scan;
+    typename BlockReduce::TempStorage reduce;
+  } temp;
+  __shared__ int64_t claimed;
+  __shared__ Acc tile_prefix;
+  const int64_t total = rows * tiles_per_row;
+  const int64_t groups_per_row = (tiles_per_row + kGroupTiles - 1) / kGroupTiles;
+  for (;;) {
+    if (threadIdx.x == 0) claimed = static_cast<int64_t>(atomicAdd(tile_counter, 1ull));
+    __syncthreads();
+    const int64_t t = claimed;
+    if (t >= total) return;
+    const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
+    const int64_t group = tile / kGroupTiles, group_first = group * kGroupTiles;
+    const int64_t row_first_tile = row * tiles_per_row;
+
+    Acc items[kTileItems];
+    load_tile_striped(in + row * n, n, tile, reverse, items);
+    Acc thread_total = Acc(0);
+#pragma unroll
+    for (int j = 0; j < kTileItems; ++j) thread_total = thread_total + items[j];
+    // Publish this tile's sum first: later tiles are waiting for it.
+    const Acc tile_sum = BlockReduce(temp.reduce).Sum(thread_total);
+    if (threadIdx.x == 0) publish(&tile_sums[t], tile_sum);
+    __syncthreads();
+
+    // Fixed-order sum of the earlier tiles of this group (thread k holds tile group_first + k).
+    const int64_t peer = group_first + threadIdx.x;
+    const bool is_group_last = tile == group_first + kGroupTiles - 1 || tile == tiles_per_row - 1;
+    const Acc peer_sum = (peer < tile || (is_group_last && peer <= tile))
+                             ? wait_for(&tile_sums[row_first_tile + peer]) : Acc(0);
+    const Acc before_in_group = BlockReduce(temp.reduce).Sum(peer < tile ? peer_sum : Acc(0));
+    __syncthreads();
+    Acc group_sum = Acc(0);
+    if (is_group_last) {
+      group_sum = BlockReduce(temp.reduce).Sum(peer_sum);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      Published<Acc>* groups = group_prefix + row * groups_per_row;
+      const Acc previous = group > 0 ? wait_for(&groups[group - 1]) : Acc(0);
+      if (is_group_last) publish(&groups[group], group > 0 ? previous + group_sum : group_sum);
+      tile_prefix = group > 0 ? previous + before_in_group : before_in_group;
+    }
+
+    Exchange(temp.exchange).StripedToBlocked(items);
+    __syncthreads();
+    thread_total = Acc(0);
+#pragma unroll
+    for (int j = 0; j < kTileItems; ++j) thread_total = thread_total + items[j];
+    Acc running;
+    BlockScan(temp.scan).ExclusiveScan(thread_total, running, Acc(0), ::cuda::std::plus<Acc>());
+    __syncthreads();  // also makes tile_prefix visible
+    running = threadIdx.x == 0 ? tile_prefix : tile_prefix + running;
+#pragma unroll
+    for (int j = 0; j < kTileItems; ++j) {
+      const Acc before = running;
+      running = running + items[j];
+      items[j] = exclusive ? before : running;
+    }
+    Exchange(temp.exchange).BlockedToStriped(items);
+    const int64_t base = tile * kTileSize;
+    Out* row_out = out + row * n;
+#pragma unroll
+    for (int j = 0; j < kTileItems; ++j) {
+      const int64_t i = base + j * kTileThreads + threadIdx.x;
+      if (i < n) row_out[row_pos(i, n, reverse)] = convert<Out>(items[j]);
+    }
+    __syncthreads();  // temp and `claimed` are reused by the next tile
+  }
+}
+
 template <typename In, typename Acc, typename Out>
 __global__ void __launch_bounds__(256) column_scan_kernel(const In* __restrict__ in, Out* __restrict__ out, Shape shape,
                                                           bool exclusive, bool reverse) {
@@ -183,6 +300,13 @@ __global__ void __launch_bounds__(256) column_scan_kernel(const In* __restrict__
       out[at] = convert<Out>(exclusive ? before : running);
     }
   }
+}
+
+// GPUPRIM_SCAN_ALGO=three_pass selects the reduce-then-scan fallback (kept for comparison in
+// benchmarks/bench_cumsum.py and as a known-good path); read on every call, it costs ~100 ns.
+inline bool three_pass_requested() {
+  const char* algo = std::getenv("GPUPRIM_SCAN_ALGO");
+  return algo != nullptr && std::strcmp(algo, "three_pass") == 0;
 }
 
 inline unsigned grid_for(int64_t work_items, int64_t per_block) {
@@ -209,6 +333,19 @@ void scan_launch(const In* in, Out* out, Shape shape, bool exclusive, bool rever
   }
   const int64_t tiles_per_row = (n + kTileSize - 1) / kTileSize;
   const int64_t total_tiles = rows * tiles_per_row;
+  if (tiles_per_row > 1 && !three_pass_requested()) {
+    const int64_t groups = rows * ((tiles_per_row + kGroupTiles - 1) / kGroupTiles);
+    const size_t state_bytes = sizeof(Published<Acc>) * size_t(total_tiles + groups) + sizeof(unsigned long long);
+    auto* state = static_cast<unsigned char*>(workspace.allocate(state_bytes));
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(state, 0, state_bytes, stream));
+    auto* tile_sums = reinterpret_cast<Published<Acc>*>(state);
+    auto* group_prefix = tile_sums + total_tiles;
+    auto* counter = reinterpret_cast<unsigned long long*>(group_prefix + groups);
+    single_pass_scan_kernel<In, Acc, Out><<<grid_for(total_tiles, 1), kTileThreads, 0, stream>>>(
+        in, out, rows, n, tiles_per_row, exclusive, reverse, tile_sums, group_prefix, counter);
+    GPUPRIM_LAUNCH_CHECK();
+    return;
+  }
   Acc* tile_prefix = nullptr;
   if (tiles_per_row > 1) {
     tile_prefix = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * total_tiles));
