@@ -40,7 +40,9 @@ def _anchors(src: torch.Tensor, offsets: torch.Tensor, segment_rows: int, reduce
     if segments == 1:
         dense = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[reduce]
         anchors["torch_dense"] = lambda: dense(src, 0, keepdim=True)
-        return anchors  # torch.segment_reduce runs one thread per output element over the whole segment: minutes
+        anchors["torch_segment_reduce"] = lambda: torch.segment_reduce(src, reduce, offsets=offsets, axis=0,
+                                                                       unsafe=True, initial=0)
+        return anchors
     if rows % segment_rows == 0:
         dense = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[reduce]
         anchors["torch_dense"] = lambda: dense(src.view(segments, segment_rows, *src.shape[1:]), 1)
@@ -72,8 +74,10 @@ def _measure(case: str, rows: int, d: int, segment_rows: int, dtype: torch.dtype
     rows_out = [timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim.segment_reduce(src, offsets, reduce)),
                               **common)]
     for name, fn in anchors.items():
+        # torch.segment_reduce folds one segment per output element in one thread: seconds for a giant segment.
+        reps = dict(warmup=1, reps=3) if name == "torch_segment_reduce" and common["segments"] == 1 else {}
         try:
-            rows_out.append(timing.record(OP, case, name, timing.bench(fn), **common))
+            rows_out.append(timing.record(OP, case, name, timing.bench(fn, **reps), **common))
         except Exception as error:  # noqa: BLE001 - an anchor that cannot run this case must not hide gpuprim's row
             rows_out.append(timing.error_record(OP, case, name, error))
     return rows_out

@@ -45,11 +45,13 @@ struct MinOp {
   template <typename A> __device__ static A apply(A a, A b) { return (a != a || a < b) ? a : b; }
 };
 
-// Thread layout of one block over a column tile: col_threads threads side by side, each `vec` columns wide.
+// Thread layout of one block over a column tile: col_threads threads side by side, each `vec` columns wide,
+// row_threads such rows of threads. chunk_kernel runs with col_threads * row_threads threads (maybe fewer than
+// kThreads, for short segments); combine_kernel always with kThreads.
 struct Tiling {
   int vec;            // columns per thread load (a power of two dividing inner; 16 bytes at most)
-  int col_threads;    // power of two; col_threads * row_threads == kThreads
-  int row_threads;
+  int col_threads;    // power of two; col_threads * row_threads == the block size (<= kThreads)
+  int row_threads;    // power of two
   int64_t col_tiles;  // ceil(inner / (col_threads * vec))
 };
 

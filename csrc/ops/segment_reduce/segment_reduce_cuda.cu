@@ -23,9 +23,9 @@ unsigned grid_for(int64_t items, int64_t per_block, int64_t cap = kMaxGrid) {
 }
 
 template <typename Kernel>
-int64_t resident_blocks(Kernel kernel) {
+int64_t resident_blocks(Kernel kernel, int threads = kThreads) {
   int per_sm = 0;
-  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   return int64_t(std::max(per_sm, 1)) * current_device_info().sm_count;
 }
 
@@ -39,11 +39,18 @@ int vector_width(int64_t inner, int64_t element_size, const void* a, const void*
   return fits ? widest : 1;
 }
 
-Tiling make_tiling(int64_t inner, int vec) {
+// Block layout for rows of `inner` columns. With short segments (mean_rows: rows per segment on average) the
+// block keeps only the row threads that have rows to fold (at least a warp in all): many small blocks then
+// run side by side instead of 256-thread blocks whose tree mostly folds identities. The layout depends only
+// on the shape, so results stay reproducible.
+Tiling make_tiling(int64_t inner, int vec, int64_t mean_rows = int64_t(1) << 62) {
   const int64_t column_vectors = (inner + vec - 1) / vec;
   int col_threads = 1;
   while (col_threads < column_vectors && col_threads < kThreads) col_threads *= 2;
-  return {vec, col_threads, kThreads / col_threads, (column_vectors + col_threads - 1) / col_threads};
+  int row_threads = kThreads / col_threads;
+  const int min_row_threads = std::max(1, 32 / col_threads);
+  while (row_threads > min_row_threads && int64_t(row_threads) * 4 > mean_rows) row_threads /= 2;
+  return {vec, col_threads, row_threads, (column_vectors + col_threads - 1) / col_threads};
 }
 
 Plan make_plan(const SegmentShape& shape, const Tiling& tiling) {
@@ -83,7 +90,8 @@ template <typename T, typename Op, int Vec, int AccVec>
 void reduce(const T* src, const int64_t* offsets, const SegmentShape& shape, bool mean, T* out, Workspace& workspace,
             cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
-  const Tiling tiling = make_tiling(shape.inner, Vec);
+  const Tiling tiling = make_tiling(shape.inner, Vec, shape.rows / shape.segments);
+  const int threads = tiling.col_threads * tiling.row_threads;
   const Plan plan = make_plan(shape, tiling);
   const ChunkIndex index = index_chunks(offsets, plan, workspace, stream);
   Acc* partials = nullptr;
@@ -92,7 +100,7 @@ void reduce(const T* src, const int64_t* offsets, const SegmentShape& shape, boo
   }
   auto chunk = chunk_kernel<T, Acc, T, Op, Vec>;
   const int64_t work = plan.outer * plan.chunk_bound * tiling.col_tiles;
-  chunk<<<grid_for(work, 1, resident_blocks(chunk)), kThreads, 0, stream>>>(
+  chunk<<<grid_for(work, 1, resident_blocks(chunk, threads)), threads, 0, stream>>>(
       src, offsets, index.prefix, index.chunk_segment, plan, tiling, mean, out, partials);
   GPUPRIM_LAUNCH_CHECK();
   if (plan.partial_bound == 0) return;  // no segment can be longer than one chunk
