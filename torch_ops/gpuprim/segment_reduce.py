@@ -27,9 +27,11 @@ def segment_reduce(src: Tensor, offsets: Tensor, reduce: str = "sum", dim: int =
     ``[0, src.size(dim)]`` and a decreasing pair gives an empty segment: memory-safe, though the result of
     overlapping segments is unspecified on CUDA.
 
-    Determinism: always bitwise reproducible run to run (and across GPUs) for a given shape: a fixed summation
-    order, no float atomics; long segments are split into fixed-size chunks whose partials are combined in
-    chunk order. CPU and CUDA sums may differ in the last bits (different order); max/min agree exactly.
+    Determinism: always bitwise reproducible run to run, whatever the flag (gpu_to_gpu in CUB's terms: the
+    summation order depends only on the shape, the dtype and whether src's data is 16-byte aligned, never on
+    timing or the GPU's SM count; no float atomics). Long segments are split into fixed-size chunks whose
+    partials are combined in chunk order. CPU and CUDA sums/means may differ in the last bits (different
+    order); max/min agree exactly (up to the sign of a zero).
 
     Differentiable in ``src``. For max/min the whole gradient of each output element goes to the first row
     (lowest index) of its segment holding the extreme value in that column (ties: lowest index wins; a NaN
