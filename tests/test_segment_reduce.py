@@ -328,7 +328,8 @@ def test_no_sync_and_graph_capture():
 def test_bad_arguments(device):
     src = torch.randn(6, 4, device=device)
     offsets = torch.tensor([0, 2, 6], device=device)
-    with pytest.raises(ValueError, match="gpuprim.segment_reduce: reduce must be one of 'sum', 'mean', 'max', 'min', got 'prod'"):
+    with pytest.raises(ValueError,
+                       match="gpuprim.segment_reduce: reduce must be one of 'sum', 'mean', 'max', 'min', got 'prod'"):
         gpuprim.segment_reduce(src, offsets, "prod")
     with pytest.raises(IndexError, match=r"gpuprim.segment_reduce: dim must be in \[-2, 1\], got 2"):
         gpuprim.segment_reduce(src, offsets, "sum", 2)
@@ -352,9 +353,25 @@ def test_validate_mode(device):
             gpuprim.segment_reduce(src, torch.tensor([1, 2, 6], device=device))
         with pytest.raises(ValueError, match=r"offsets\[-1\] must be src.size\(0\) = 6, got 5"):
             gpuprim.segment_reduce(src, torch.tensor([0, 2, 5], device=device))
-        with pytest.raises(ValueError, match=r"offsets must be non-decreasing, got offsets\[1\] = 4 > offsets\[2\] = 3"):
+        with pytest.raises(ValueError,
+                           match=r"offsets must be non-decreasing, got offsets\[1\] = 4 > offsets\[2\] = 3"):
             gpuprim.segment_reduce(src, torch.tensor([0, 4, 3, 6], device=device))
     gpuprim.segment_reduce(src, torch.tensor([1, 2, 6], device=device))  # not checked outside validate mode
+
+
+def test_noncontiguous_offsets(device):
+    src = torch.randn(40, 8, device=device)
+    for dtype in INDEX_DTYPES:
+        strided = torch.tensor([0, -1, 10, -1, 10, -1, 40, -1], dtype=dtype, device=device)[::2]
+        for reduce in REDUCTIONS:
+            assert_matches_reference(gpuprim.segment_reduce(src, strided, reduce), src, strided, reduce)
+
+
+@pytest.mark.gpu
+def test_cuda_offsets_on_another_device():
+    src = torch.randn(40, 8, device="cuda")
+    with pytest.raises(ValueError, match="gpuprim.segment_reduce: offsets must be on the same device as the first"):
+        gpuprim.segment_reduce(src, torch.tensor([0, 40]))
 
 
 @pytest.mark.gpu

@@ -166,7 +166,8 @@ __global__ void __launch_bounds__(kThreads) chunk_map_kernel(const ChunkCounts* 
 }
 
 template <typename In, typename Acc, typename Out, typename Op, int Vec>
-__global__ void __launch_bounds__(kThreads) chunk_kernel(const In* __restrict__ src, const int64_t* __restrict__ offsets,
+__global__ void __launch_bounds__(kThreads) chunk_kernel(const In* __restrict__ src,
+                                                         const int64_t* __restrict__ offsets,
                                                          const ChunkCounts* __restrict__ prefix,
                                                          const int64_t* __restrict__ chunk_segment, Plan plan,
                                                          Tiling tiling, bool mean, Out* __restrict__ out,

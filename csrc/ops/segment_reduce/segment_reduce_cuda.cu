@@ -128,7 +128,8 @@ void reduce_dispatch_vec(const T* src, const int64_t* offsets, const SegmentShap
 // ---------------------------------------------------------------- backward
 // sum/mean: every row takes its segment's gradient (over its count for mean); rows in no segment get 0.
 template <typename T, int Vec>
-__global__ void __launch_bounds__(kThreads) expand_kernel(const T* __restrict__ grad, const int64_t* __restrict__ offsets,
+__global__ void __launch_bounds__(kThreads) expand_kernel(const T* __restrict__ grad,
+                                                          const int64_t* __restrict__ offsets,
                                                           SegmentShape shape, Tiling tiling, bool mean,
                                                           T* __restrict__ grad_src) {
   using Acc = typename AccOf<T>::type;
@@ -272,11 +273,12 @@ void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offs
     using T = decltype(tag);
     const T* in = static_cast<const T*>(src);
     T* result = static_cast<T*>(out);
+    const bool mean = reduce == SegmentReduce::kMean;
     switch (reduce) {
-      case SegmentReduce::kSum: return reduce_dispatch_vec<T, SumOp>(in, offsets, shape, false, result, workspace, stream);
-      case SegmentReduce::kMean: return reduce_dispatch_vec<T, SumOp>(in, offsets, shape, true, result, workspace, stream);
-      case SegmentReduce::kMax: return reduce_dispatch_vec<T, MaxOp>(in, offsets, shape, false, result, workspace, stream);
-      case SegmentReduce::kMin: return reduce_dispatch_vec<T, MinOp>(in, offsets, shape, false, result, workspace, stream);
+      case SegmentReduce::kSum:
+      case SegmentReduce::kMean: return reduce_dispatch_vec<T, SumOp>(in, offsets, shape, mean, result, workspace, stream);
+      case SegmentReduce::kMax: return reduce_dispatch_vec<T, MaxOp>(in, offsets, shape, mean, result, workspace, stream);
+      case SegmentReduce::kMin: return reduce_dispatch_vec<T, MinOp>(in, offsets, shape, mean, result, workspace, stream);
     }
   };
   switch (type) {
