@@ -14,4 +14,13 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("bincount(Tensor x, int num_bins, Tensor? weights=None, *, bool? deterministic=None)"
         " -> (Tensor counts, Tensor overflow)",
         tags);
+
+  // Reduction (sum, mean, max, min) of the CSR segments offsets[s]:offsets[s+1] of src along dim:
+  // [..., num_segments, ...] with num_segments = len(offsets) - 1; empty segments give 0. Floating src
+  // (fp16/bf16 accumulate in fp32); max/min propagate NaN. Bitwise reproducible run to run; no host sync.
+  m.def("segment_reduce(Tensor src, Tensor offsets, str reduce=\"sum\", int dim=0) -> Tensor", tags);
+  // Gradient of segment_reduce with respect to src (out: the forward result, used by max/min).
+  m.def("segment_reduce_backward(Tensor grad, Tensor src, Tensor offsets, Tensor out, str reduce, int dim)"
+        " -> Tensor",
+        tags);
 }

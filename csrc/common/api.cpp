@@ -24,4 +24,17 @@ std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bin
   return op.call(x, num_bins, weights, deterministic);
 }
 
+at::Tensor segment_reduce(const at::Tensor& src, const at::Tensor& offsets, c10::string_view reduce, int64_t dim) {
+  static const auto op =
+      find_op<at::Tensor(const at::Tensor&, const at::Tensor&, c10::string_view, int64_t)>("gpuprim::segment_reduce");
+  return op.call(src, offsets, reduce, dim);
+}
+
+at::Tensor segment_reduce_backward(const at::Tensor& grad, const at::Tensor& src, const at::Tensor& offsets,
+                                   const at::Tensor& out, c10::string_view reduce, int64_t dim) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                            c10::string_view, int64_t)>("gpuprim::segment_reduce_backward");
+  return op.call(grad, src, offsets, out, reduce, dim);
+}
+
 }  // namespace gpuprim

@@ -25,6 +25,7 @@ from gpuprim._determinism import deterministic, is_deterministic, set_determinis
 from gpuprim._validate import is_validating, set_validate, validate  # noqa: E402
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
+from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -34,6 +35,7 @@ __all__ = [
     "deterministic",
     "is_deterministic",
     "is_validating",
+    "segment_reduce",
     "set_deterministic",
     "set_validate",
     "validate",

@@ -4,6 +4,7 @@
 // Link with CMake: find_package(gpuprim) and target_link_libraries(app gpuprim::gpuprim).
 #pragma once
 #include <ATen/ATen.h>
+#include <c10/util/string_view.h>
 #include <optional>
 #include <tuple>
 
@@ -20,5 +21,16 @@ at::Tensor cumsum(const at::Tensor& x, int64_t dim = -1, bool exclusive = false,
 std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bins,
                                             const std::optional<at::Tensor>& weights = std::nullopt,
                                             std::optional<bool> deterministic = std::nullopt);
+
+// Reduces the CSR segments offsets[s]:offsets[s+1] (1-D int32/int64, num_segments + 1 entries) of src along
+// dim with reduce = "sum", "mean", "max" or "min": src's shape with sizes[dim] = num_segments. Empty segments
+// give 0; max/min propagate NaN; fp16/bf16 accumulate in fp32. Differentiable in src (max/min: the gradient
+// goes to the first arg-extreme row of each segment and column). Bitwise reproducible run to run.
+at::Tensor segment_reduce(const at::Tensor& src, const at::Tensor& offsets, c10::string_view reduce = "sum",
+                          int64_t dim = 0);
+
+// The gradient of segment_reduce with respect to src, given the output gradient and the forward result `out`.
+at::Tensor segment_reduce_backward(const at::Tensor& grad, const at::Tensor& src, const at::Tensor& offsets,
+                                   const at::Tensor& out, c10::string_view reduce, int64_t dim);
 
 }  // namespace gpuprim
