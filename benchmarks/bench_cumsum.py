@@ -48,12 +48,12 @@ def _measure(case: str, shape: Sequence[int], dtype: torch.dtype, cub_bin: Optio
         timing.record(OP, case, "torch", timing.bench(lambda: torch.cumsum(x, dim=-1)), bytes_moved=bytes_moved,
                       **common),
     ]
-    # The reduce-then-scan fallback (GPUPRIM_SCAN_ALGO=three_pass), timed for comparison.
+    # The single-pass alternative (GPUPRIM_SCAN_ALGO=single_pass), timed for comparison.
     previous = os.environ.get("GPUPRIM_SCAN_ALGO")
-    os.environ["GPUPRIM_SCAN_ALGO"] = "three_pass"
+    os.environ["GPUPRIM_SCAN_ALGO"] = "single_pass"
     try:
-        timing.assert_equal(gpuprim_cumsum(x).to(expected_dtype), expected_once, f"gpuprim.cumsum three_pass {case}")
-        rows.append(timing.record(OP, case, "gpuprim_three_pass", timing.bench(lambda: gpuprim_cumsum(x)),
+        timing.assert_equal(gpuprim_cumsum(x).to(expected_dtype), expected_once, f"gpuprim.cumsum single_pass {case}")
+        rows.append(timing.record(OP, case, "gpuprim_single_pass", timing.bench(lambda: gpuprim_cumsum(x)),
                                   bytes_moved=bytes_moved, **common))
     finally:
         os.environ.pop("GPUPRIM_SCAN_ALGO") if previous is None else os.environ.__setitem__("GPUPRIM_SCAN_ALGO", previous)

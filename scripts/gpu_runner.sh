@@ -43,18 +43,17 @@ phase "smoke (a hang here must not eat the run)"
 if ! timeout 90 "$python" -c "
 import torch, gpuprim
 x = torch.randint(-1, 2, (3_000_017,), device='cuda').float()
-assert torch.equal(gpuprim.cumsum(x), torch.cumsum(x, 0)), 'single-pass cumsum wrong'
+assert torch.equal(gpuprim.cumsum(x), torch.cumsum(x, 0)), 'cumsum wrong'
 v = torch.randint(0, 256, (1_000_003,), device='cuda', dtype=torch.int32)
 assert torch.equal(gpuprim.bincount(v, 256), torch.bincount(v, minlength=256)), 'bincount wrong'
 torch.cuda.synchronize(); print('smoke ok')
 " 2>&1 | tee -a "$summary"; then
-  echo "SMOKE FAILED: falling back to GPUPRIM_SCAN_ALGO=three_pass for the rest of the run" | tee -a "$summary"
-  export GPUPRIM_SCAN_ALGO=three_pass
+  echo "SMOKE FAILED (see above): the tests below will show where" | tee -a "$summary"
 fi
 
 phase "tests"
 files=${TESTS:-}
-timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/test_logs" --jobs 4 --timeout 300 \
+timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/test_logs" --jobs 5 --timeout 200 \
   ${files:+--files $files} -rfE 2>&1 | tee "$out/tests.log"
 grep "^gpu-runner tests:" "$out/tests.log" | tee -a "$summary"
 # The failure details of each file, for the summary.

@@ -26,7 +26,8 @@ def test_cpu_only_build(tmp_path):
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     for command in (configure, [cmake, "--build", str(tmp_path)]):
         result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800)
-        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        errors = [line for line in (result.stdout + result.stderr).splitlines() if "error" in line.lower()]
+        assert result.returncode == 0, "\n".join(errors[:20]) + "\n" + result.stdout[-2000:] + result.stderr[-2000:]
     result = subprocess.run([sys.executable, "-c", CHECK_CPU_ONLY_LIBRARY, str(tmp_path / "libgpuprim.so")],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]

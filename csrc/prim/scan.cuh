@@ -4,14 +4,15 @@
 // no atomics and no decoupled look-back (whose float result depends on which predecessor
 // tile happened to be done). So float results are bitwise identical run to run.
 //   inner == 1, n <= kWarpRowMax : one warp per row, sequential chunks with a carry.
-//   inner == 1, longer rows      : single pass over fixed tiles with a *deterministic* look-back:
+//   inner == 1, longer rows      : reduce-then-scan over fixed tiles (3 kernels, the default):
+//                                  tile sums -> per-row exclusive scan of tile sums -> tile scans.
+//                                  Alternative (GPUPRIM_SCAN_ALGO=single_pass, slower until tuned):
+//                                  single pass over fixed tiles with a *deterministic* look-back:
 //                                  a tile's prefix is (inclusive prefix of the previous group of
 //                                  kGroupTiles tiles) + (fixed-order sum of the earlier tile sums
 //                                  in its own group). Both terms are fixed functions of the data,
 //                                  unlike decoupled look-back, whose float result depends on which
 //                                  predecessor happened to be done. Reads the input once.
-//                                  Fallback (GPUPRIM_SCAN_ALGO=three_pass): reduce-then-scan, 3 kernels:
-//                                  tile sums -> per-row exclusive scan of tile sums -> tile scans.
 //   inner > 1                    : one thread per column, sequential along n (coalesced over inner).
 #pragma once
 #include <cuda/atomic>
@@ -302,11 +303,12 @@ __global__ void __launch_bounds__(256) column_scan_kernel(const In* __restrict__
   }
 }
 
-// GPUPRIM_SCAN_ALGO=three_pass selects the reduce-then-scan fallback (kept for comparison in
-// benchmarks/bench_cumsum.py and as a known-good path); read on every call, it costs ~100 ns.
+// Long rows use reduce-then-scan by default: on the H200 (2026-11-29, fp32 256M) it took 1.03 ms
+// against 1.39 ms for the single pass, whose look-back is not tuned yet. GPUPRIM_SCAN_ALGO=single_pass
+// selects the single pass (benchmarks/bench_cumsum.py times both); read per call, ~100 ns.
 inline bool three_pass_requested() {
   const char* algo = std::getenv("GPUPRIM_SCAN_ALGO");
-  return algo != nullptr && std::strcmp(algo, "three_pass") == 0;
+  return algo == nullptr || std::strcmp(algo, "single_pass") != 0;
 }
 
 inline unsigned grid_for(int64_t work_items, int64_t per_block) {
