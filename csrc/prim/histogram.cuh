@@ -174,11 +174,24 @@ __global__ void weighted_ordered_kernel(const Index* __restrict__ x, const Acc* 
       const int64_t b = static_cast<int64_t>(x[i]);
       if (b >= 0 && b < num_bins) { bin = b; w = weights[i]; } else { ++dropped; }
     }
+    // Each bin's weights in this step are summed in an order fixed by the lanes alone (the same
+    // bits every run): the whole warp on one bin uses a fixed butterfly; otherwise a lone lane adds
+    // its own weight and shared bins add their members in lane order, looping only over lanes
+    // that share a bin (a few for spread-out data instead of 32).
     const unsigned peers = __match_any_sync(kFullMask, bin);
-    Acc group_sum = Acc(0);  // sum of this bin's weights in lane order: the same bits every run
-    for (int k = 0; k < 32; ++k) {
-      const Acc wk = __shfl_sync(kFullMask, w, k);
-      if (peers & (1u << k)) group_sum += wk;
+    Acc group_sum = w;
+    if (__all_sync(kFullMask, peers == kFullMask)) {
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2) group_sum += __shfl_xor_sync(kFullMask, group_sum, offset);
+    } else {
+      unsigned shared_lanes = __ballot_sync(kFullMask, __popc(peers) > 1);
+      if (__popc(peers) > 1) group_sum = Acc(0);
+      while (shared_lanes) {  // warp-uniform loop
+        const int k = __ffs(shared_lanes) - 1;
+        shared_lanes &= shared_lanes - 1;
+        const Acc wk = __shfl_sync(kFullMask, w, k);
+        if (peers & (1u << k)) group_sum += wk;
+      }
     }
     if (bin >= 0 && lane == __ffs(peers) - 1) hist[bin] += group_sum;
     __syncwarp();
