@@ -14,4 +14,8 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("bincount(Tensor x, int num_bins, Tensor? weights=None, *, bool? deterministic=None)"
         " -> (Tensor counts, Tensor overflow)",
         tags);
+
+  // Stable sort along dim (ascending, or descending), NaN after every number (before, if
+  // descending), -0.0 equal to +0.0. indices: int64 positions along dim. Deterministic.
+  m.def("sort(Tensor x, int dim=-1, *, bool descending=False) -> (Tensor values, Tensor indices)", tags);
 }

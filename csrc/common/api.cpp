@@ -24,4 +24,10 @@ std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bin
   return op.call(x, num_bins, weights, deterministic);
 }
 
+std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim, bool descending) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, bool)>("gpuprim::sort");
+  return op.call(x, dim, descending);
+}
+
 }  // namespace gpuprim

@@ -4,6 +4,7 @@
 #include <cub/block/block_exchange.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cuda/std/functional>
 
 namespace gpuprim {

@@ -25,10 +25,12 @@ from gpuprim._determinism import deterministic, is_deterministic, set_determinis
 from gpuprim._validate import is_validating, set_validate, validate  # noqa: E402
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
+from gpuprim.sort import argsort, sort  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "argsort",
     "bincount",
     "cumsum",
     "deterministic",
@@ -36,5 +38,6 @@ __all__ = [
     "is_validating",
     "set_deterministic",
     "set_validate",
+    "sort",
     "validate",
 ]

@@ -21,4 +21,9 @@ std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bin
                                             const std::optional<at::Tensor>& weights = std::nullopt,
                                             std::optional<bool> deterministic = std::nullopt);
 
+// (values, indices): x stably sorted along dim, ascending unless `descending`, with the int64
+// positions along dim the values came from. NaN sorts above every number; -0.0 equals +0.0.
+// Bitwise deterministic on every device. Differentiable in x (the gradient scatters back).
+std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim = -1, bool descending = false);
+
 }  // namespace gpuprim
