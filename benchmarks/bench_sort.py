@@ -67,6 +67,9 @@ def cases(quick: bool) -> List[dict]:
     return int32_sweep + [
         dict(case=f"fp32_{timing.human_count(n // 4)}", shape=(n // 4,), dtype=torch.float32, descending=False,
              cub_case=None, series=None),
+        # Rows of <= 2048: one thread block sorts each row; longer rows: the row packed into the key.
+        dict(case=f"fp32_rows_{rows * 8}x1024", shape=(rows * 8, 1024), dtype=torch.float32, descending=False,
+             cub_case=None, series=None),
         dict(case=f"fp32_rows_{rows}x8192", shape=(rows, 8192), dtype=torch.float32, descending=False,
              cub_case=None, series=None),
         # Nucleus (top-p) sampling sorts each row of logits, largest first.

@@ -198,9 +198,10 @@ def test_bad_arguments(device):
 
 
 # ---------------------------------------------------------------- CUDA-only: every code path
-# sort_cuda.cu picks a path by (rows, n, key width): one row -> device radix sort of the bare key;
-# several rows with keys <= 32 bits -> the row packed above the key (32- or 64-bit composite);
-# 64-bit keys: rows >= 2^18 long -> one radix sort per row, else two passes (by key, then by row).
+# sort_cuda.cu picks a path by (rows, n, key width): rows of 33..2048 elements (or one row of
+# <= 2048) -> one thread block per row (tiles of 512 and 2048); one longer row -> device radix sort
+# of the bare key; other rows with keys <= 32 bits -> the row packed above the key (32- or 64-bit
+# composite); 64-bit keys: rows >= 2^18 long -> one radix sort per row, else two passes.
 
 def _cuda_vs_cpu_vs_reference(x_cpu, dim, descending):
     cuda_values, cuda_indices = check_sort(x_cpu.cuda(), dim, descending)
@@ -233,10 +234,11 @@ def _random(shape, dtype, generator):
 def test_cuda_matches_cpu_every_path(dtype):
     g = torch.Generator().manual_seed(7)
     shapes = [
-        (2,), (3,), (4097,), (100_003,), (1_000_003,),  # one row: single tile, several tiles, onesweep
-        (1000, 33), (3, 70_001), (5, 300_000),  # composite keys; for 64-bit keys: two-pass, then per-row
+        (2,), (3,), (512,), (513,), (2048,),  # one row: block sort, 512- and 2048-element tiles
+        (2049,), (4097,), (100_003,), (1_000_003,),  # one row: device radix sort (single tile, onesweep)
+        (1000, 33), (300, 512), (7, 513), (64, 2048), (40, 1, 77),  # block sort per row (77: in the middle)
+        (5000, 20), (3, 2049), (3, 70_001), (5, 300_000),  # composite keys; 64-bit keys: two-pass, per-row
         (70_000, 3),  # many rows: more row bits (for 16-bit keys: past a 32-bit composite)
-        (40, 1, 77),  # a size-1 dim in the middle
     ]
     for shape in shapes:
         x = _random(shape, dtype, g)

@@ -10,6 +10,7 @@
 #include "common/cuda_check.h"
 #include "common/device_info.h"
 #include "ops/sort/sort_launch.h"
+#include "prim/cub.cuh"
 #include "prim/radix_sort.cuh"
 #include "prim/types.cuh"
 
@@ -20,6 +21,13 @@ using radix_sort::KeyCodec;
 using radix_sort::KeyKind;
 
 constexpr int kThreads = 256;
+// Rows up to kBlockTile elements are sorted by one thread block each (in registers and shared
+// memory); very short rows among many go to the composite-key radix sort instead, which does not
+// spend a whole block's sort on a handful of elements.
+constexpr int kSmallTileThreads = 128, kSmallTileItems = 4;  // rows of up to 512 elements
+constexpr int kBlockTileThreads = 256, kBlockTileItems = 8;  // rows of up to 2048 elements
+constexpr int64_t kBlockTile = kBlockTileThreads * kBlockTileItems;
+constexpr int64_t kShortestBlockRow = 33;
 // Rows at least this long, when their keys are 64-bit, are sorted one after another with the
 // device-wide radix sort (each row fills the GPU); shorter ones take the two-pass path.
 constexpr int64_t kLongRow = int64_t(1) << 18;
@@ -93,6 +101,49 @@ __global__ void gather_kernel(const Index* __restrict__ flat, const Bits* __rest
     values[i] = x[source];
     indices[i] = source % n;
   }
+}
+
+// Short rows: each thread block sorts whole rows, one after another, with CUB's BlockRadixSort
+// (stable): the input is read once and the outputs written once, with no temp memory. Slots past
+// the row's end get the largest key; stability keeps them after the row's own largest keys.
+template <typename Bits, int kThreadsPerBlock, int kItems>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    block_sort_rows_kernel(const Bits* __restrict__ x, int64_t rows, int n, KeyCodec<Bits> codec,
+                           Bits* __restrict__ values, int64_t* __restrict__ indices) {
+  using BlockSort = cub::BlockRadixSort<Bits, kThreadsPerBlock, kItems, int32_t>;
+  __shared__ typename BlockSort::TempStorage temp_storage;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {  // uniform across the block
+    const Bits* in = x + row * n;
+    Bits keys[kItems];
+    int32_t positions[kItems];
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {  // blocked arrangement: thread t holds t * kItems + j
+      const int position = int(threadIdx.x) * kItems + j;
+      keys[j] = position < n ? codec.encode(in[position]) : Bits(~Bits(0));
+      positions[j] = position;
+    }
+    BlockSort(temp_storage).SortBlockedToStriped(keys, positions);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {  // striped arrangement: rank j * threads + t (coalesced stores)
+      const int rank = j * kThreadsPerBlock + int(threadIdx.x);
+      if (rank < n) {
+        const int64_t out = row * n + rank;
+        values[out] = codec.decodes_exactly(keys[j]) ? codec.decode(keys[j]) : in[positions[j]];
+        indices[out] = positions[j];
+      }
+    }
+    __syncthreads();  // the next row reuses temp_storage
+  }
+}
+
+template <typename Bits, int kThreadsPerBlock, int kItems>
+void block_sort_rows(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bits* values, int64_t* indices,
+                     cudaStream_t stream) {
+  const int64_t max_grid = int64_t(current_device_info().sm_count) * 32;
+  const unsigned grid = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, max_grid));
+  block_sort_rows_kernel<Bits, kThreadsPerBlock, kItems>
+      <<<grid, kThreadsPerBlock, 0, stream>>>(x, rows, int(n), codec, values, indices);
+  GPUPRIM_LAUNCH_CHECK();
 }
 
 // Hands out one buffer again and again: the per-row sorts run one after another on one stream,
@@ -191,7 +242,13 @@ void sort_rows(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bit
                Workspace& workspace, cudaStream_t stream) {
   constexpr int kKeyBits = int(sizeof(Bits) * 8);
   const int row_bits = rows == 1 ? 0 : bits_for(uint64_t(rows));
-  if (rows == 1) {
+  if (n <= kBlockTile && (rows == 1 || n >= kShortestBlockRow)) {
+    if (n <= kSmallTileThreads * kSmallTileItems) {
+      block_sort_rows<Bits, kSmallTileThreads, kSmallTileItems>(x, codec, rows, n, values, indices, stream);
+    } else {
+      block_sort_rows<Bits, kBlockTileThreads, kBlockTileItems>(x, codec, rows, n, values, indices, stream);
+    }
+  } else if (rows == 1) {
     sort_keyed_by_row<Bits, Bits, Index>(x, codec, rows, n, values, indices, workspace, stream);
   } else if (kKeyBits + row_bits <= 32) {
     if constexpr (sizeof(Bits) < 4) {
