@@ -200,8 +200,9 @@ def test_bad_arguments(device):
 # ---------------------------------------------------------------- CUDA-only: every code path
 # sort_cuda.cu picks a path by (rows, n, key width): rows of 33..2048 elements (or one row of
 # <= 2048) -> one thread block per row (tiles of 512 and 2048); one longer row -> device radix sort
-# of the bare key; other rows with keys <= 32 bits -> the row packed above the key (32- or 64-bit
-# composite); 64-bit keys: rows >= 2^18 long -> one radix sort per row, else two passes.
+# of the bare key; rows >= 2^18 long, if <= 16 of them or with 64-bit keys -> one radix sort per
+# row; other rows with keys <= 32 bits -> the row packed above the key (32- or 64-bit composite
+# key); the remaining 64-bit keys -> two passes (by key, then stably by row).
 
 def _cuda_vs_cpu_vs_reference(x_cpu, dim, descending):
     cuda_values, cuda_indices = check_sort(x_cpu.cuda(), dim, descending)
@@ -237,7 +238,8 @@ def test_cuda_matches_cpu_every_path(dtype):
         (2,), (3,), (512,), (513,), (2048,),  # one row: block sort, 512- and 2048-element tiles
         (2049,), (4097,), (100_003,), (1_000_003,),  # one row: device radix sort (single tile, onesweep)
         (1000, 33), (300, 512), (7, 513), (64, 2048), (40, 1, 77),  # block sort per row (77: in the middle)
-        (5000, 20), (3, 2049), (3, 70_001), (5, 300_000),  # composite keys; 64-bit keys: two-pass, per-row
+        (5000, 20), (3, 2049), (3, 70_001),  # composite keys; for 64-bit keys: two passes
+        (5, 300_000), (17, 262_144),  # few long rows: per-row sorts; 17 rows: composite, 64-bit keys per-row
         (70_000, 3),  # many rows: more row bits (for 16-bit keys: past a 32-bit composite)
     ]
     for shape in shapes:

@@ -28,9 +28,11 @@ constexpr int kSmallTileThreads = 128, kSmallTileItems = 4;  // rows of up to 51
 constexpr int kBlockTileThreads = 256, kBlockTileItems = 8;  // rows of up to 2048 elements
 constexpr int64_t kBlockTile = kBlockTileThreads * kBlockTileItems;
 constexpr int64_t kShortestBlockRow = 33;
-// Rows at least this long, when their keys are 64-bit, are sorted one after another with the
-// device-wide radix sort (each row fills the GPU); shorter ones take the two-pass path.
+// Rows at least this long are sorted one after another with the device-wide radix sort (each
+// row fills the GPU) when there are few of them or their keys are 64-bit (no room for the row in
+// the key): a composite key would cost more passes over wider keys than the extra launches.
 constexpr int64_t kLongRow = int64_t(1) << 18;
+constexpr int64_t kFewRows = 16;
 
 unsigned grid_for(int64_t items) {
   const DeviceInfo& info = current_device_info();
@@ -250,6 +252,8 @@ void sort_rows(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bit
     }
   } else if (rows == 1) {
     sort_keyed_by_row<Bits, Bits, Index>(x, codec, rows, n, values, indices, workspace, stream);
+  } else if (n >= kLongRow && (rows <= kFewRows || kKeyBits == 64)) {
+    sort_row_by_row<Bits, Index>(x, codec, rows, n, values, indices, workspace, stream);
   } else if (kKeyBits + row_bits <= 32) {
     if constexpr (sizeof(Bits) < 4) {
       sort_keyed_by_row<Bits, uint32_t, Index>(x, codec, rows, n, values, indices, workspace, stream);
@@ -258,7 +262,7 @@ void sort_rows(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bit
     if constexpr (sizeof(Bits) < 8) {
       sort_keyed_by_row<Bits, uint64_t, Index>(x, codec, rows, n, values, indices, workspace, stream);
     }
-  } else if (n >= kLongRow || rows > int64_t(UINT32_MAX)) {
+  } else if (rows > int64_t(UINT32_MAX)) {  // 64-bit keys, row numbers too wide for the second pass
     sort_row_by_row<Bits, Index>(x, codec, rows, n, values, indices, workspace, stream);
   } else {
     sort_two_pass<Bits, Index>(x, codec, rows, n, values, indices, workspace, stream);
