@@ -193,13 +193,14 @@ def test_bad_arguments(device):
     x = torch.randn(3, 4, device=device)
     with pytest.raises(IndexError, match=r"gpuprim.sort: dim must be in \[-2, 1\], got 2"):
         gpuprim.sort(x, 2)
-    with pytest.raises(TypeError, match="gpuprim.sort: x must be a floating-point, integer or bool tensor, got Complex"):
+    message = "gpuprim.sort: x must be a floating-point, integer or bool tensor, got Complex"
+    with pytest.raises(TypeError, match=message):
         gpuprim.sort(torch.zeros(3, dtype=torch.complex64, device=device))
 
 
 # ---------------------------------------------------------------- CUDA-only: every code path
 # sort_cuda.cu picks a path by (rows, n, key width): rows of 33..2048 elements (or one row of
-# <= 2048) -> one thread block per row (tiles of 512 and 2048); one longer row -> device radix sort
+# <= 2048) -> one thread block per row (tiles of 512, 1024, 2048); one longer row -> device radix sort
 # of the bare key; rows >= 2^18 long, if <= 16 of them or with 64-bit keys -> one radix sort per
 # row; other rows with keys <= 32 bits -> the row packed above the key (32- or 64-bit composite
 # key); the remaining 64-bit keys -> two passes (by key, then stably by row).
@@ -235,9 +236,10 @@ def _random(shape, dtype, generator):
 def test_cuda_matches_cpu_every_path(dtype):
     g = torch.Generator().manual_seed(7)
     shapes = [
-        (2,), (3,), (512,), (513,), (2048,),  # one row: block sort, 512- and 2048-element tiles
+        (2,), (3,), (512,), (513,), (1024,), (1025,), (2048,),  # one row: block sort, every tile size
         (2049,), (4097,), (100_003,), (1_000_003,),  # one row: device radix sort (single tile, onesweep)
-        (1000, 33), (300, 512), (7, 513), (64, 2048), (40, 1, 77),  # block sort per row (77: in the middle)
+        (1000, 33), (300, 512), (7, 513), (9, 1024), (5, 1025), (64, 2048),  # block sort per row
+        (40, 1, 77),  # block sort along a dim in the middle
         (5000, 20), (3, 2049), (3, 70_001),  # composite keys; for 64-bit keys: two passes
         (5, 300_000), (17, 262_144),  # few long rows: per-row sorts; 17 rows: composite, 64-bit keys per-row
         (70_000, 3),  # many rows: more row bits (for 16-bit keys: past a 32-bit composite)

@@ -1,7 +1,8 @@
 // Kernels of gpuprim::sort: elements become order-preserving unsigned keys (prim/radix_sort.cuh),
 // sorted with their positions as payload, then decoded back into values (zeros and NaNs are read
 // from the input instead, so their exact bits survive). Paths, chosen in sort_rows():
-//   rows of <= 2048 elements: one thread block per row, in registers and shared memory;
+//   rows of <= 2048 elements: one thread block per row, in registers and shared memory (tiles of
+//   512, 1024 or 2048 elements);
 //   one longer row: CUB's device radix sort of (key, 32-bit position);
 //   few long rows, or long rows of 64-bit keys: one device radix sort per row;
 //   other rows: (row, key) packed into one 32- or 64-bit key, one device radix sort;
@@ -29,8 +30,9 @@ constexpr int kThreads = 256;
 // Rows up to kBlockTile elements are sorted by one thread block each (in registers and shared
 // memory); very short rows among many go to the composite-key radix sort instead, which does not
 // spend a whole block's sort on a handful of elements.
-constexpr int kSmallTileThreads = 128, kSmallTileItems = 4;  // rows of up to 512 elements
-constexpr int kBlockTileThreads = 256, kBlockTileItems = 8;  // rows of up to 2048 elements
+constexpr int kSmallTileThreads = 128, kSmallTileItems = 4;    // rows of up to 512 elements
+constexpr int kMediumTileThreads = 256, kMediumTileItems = 4;  // rows of up to 1024 elements
+constexpr int kBlockTileThreads = 256, kBlockTileItems = 8;    // rows of up to 2048 elements
 constexpr int64_t kBlockTile = kBlockTileThreads * kBlockTileItems;
 constexpr int64_t kShortestBlockRow = 33;
 // Rows at least this long are sorted one after another with the device-wide radix sort (each
@@ -252,6 +254,8 @@ void sort_rows(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bit
   if (n <= kBlockTile && (rows == 1 || n >= kShortestBlockRow)) {
     if (n <= kSmallTileThreads * kSmallTileItems) {
       block_sort_rows<Bits, kSmallTileThreads, kSmallTileItems>(x, codec, rows, n, values, indices, stream);
+    } else if (n <= kMediumTileThreads * kMediumTileItems) {
+      block_sort_rows<Bits, kMediumTileThreads, kMediumTileItems>(x, codec, rows, n, values, indices, stream);
     } else {
       block_sort_rows<Bits, kBlockTileThreads, kBlockTileItems>(x, codec, rows, n, values, indices, stream);
     }
