@@ -23,10 +23,11 @@ def gather_bits(x, dim, indices):
 def reference_sort(x, dim, descending):
     """Readable reference: torch.sort(stable=True) of a widened copy (float64 holds every float
     exactly and orders NaN last, -0.0 == +0.0; int64 every integer), then gather x itself."""
-    wide = x.double() if x.is_floating_point() else x.long()
     if x.dim() == 0:
         return x.clone(), torch.zeros((), dtype=torch.long, device=x.device)
-    indices = torch.sort(wide, stable=True, dim=dim, descending=descending).indices
+    # On the CPU, whose comparison sort puts every NaN last whatever its sign bit.
+    wide = x.cpu().double() if x.is_floating_point() else x.cpu().long()
+    indices = torch.sort(wide, stable=True, dim=dim, descending=descending).indices.to(x.device)
     return gather_bits(x, dim, indices), indices
 
 
