@@ -21,7 +21,8 @@ def sort(x: Tensor, dim: int = -1, *, descending: bool = False) -> Tuple[Tensor,
 
     Order: always stable (equal elements keep their input order, also when descending). NaN sorts
     above every number (last ascending, first descending), whatever its sign bit; -0.0 and +0.0
-    compare equal. This is torch.sort's order, so results match ``torch.sort(..., stable=True)``.
+    compare equal. This is the order torch.sort documents; the tests check indices equal to those
+    of ``torch.sort(..., stable=True)`` on the CPU, and values bit for bit.
 
     Determinism: the result is a function of the input alone (a stable sort has one answer), so
     it is bitwise identical on every run and every GPU, and equal to the CPU kernel's.
