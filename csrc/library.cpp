@@ -23,4 +23,7 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("segment_reduce_backward(Tensor grad, Tensor src, Tensor offsets, Tensor out, str reduce, int dim)"
         " -> Tensor",
         tags);
+  // Stable sort along dim (ascending, or descending), NaN after every number (before, if
+  // descending), -0.0 equal to +0.0. indices: int64 positions along dim. Deterministic.
+  m.def("sort(Tensor x, int dim=-1, *, bool descending=False) -> (Tensor values, Tensor indices)", tags);
 }

@@ -37,4 +37,10 @@ at::Tensor segment_reduce_backward(const at::Tensor& grad, const at::Tensor& src
   return op.call(grad, src, offsets, out, reduce, dim);
 }
 
+std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim, bool descending) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, bool)>("gpuprim::sort");
+  return op.call(x, dim, descending);
+}
+
 }  // namespace gpuprim

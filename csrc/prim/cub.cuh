@@ -2,9 +2,11 @@
 // for every .cu file) so its symbols never collide with the CUB copy inside libtorch_cuda.
 #pragma once
 #include <cub/block/block_exchange.cuh>
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cuda/std/functional>
 
 namespace gpuprim {

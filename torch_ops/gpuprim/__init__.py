@@ -26,10 +26,12 @@ from gpuprim._validate import is_validating, set_validate, validate  # noqa: E40
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
+from gpuprim.sort import argsort, sort  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "argsort",
     "bincount",
     "cumsum",
     "deterministic",
@@ -38,5 +40,6 @@ __all__ = [
     "segment_reduce",
     "set_deterministic",
     "set_validate",
+    "sort",
     "validate",
 ]

@@ -32,5 +32,9 @@ at::Tensor segment_reduce(const at::Tensor& src, const at::Tensor& offsets, c10:
 // The gradient of segment_reduce with respect to src, given the output gradient and the forward result `out`.
 at::Tensor segment_reduce_backward(const at::Tensor& grad, const at::Tensor& src, const at::Tensor& offsets,
                                    const at::Tensor& out, c10::string_view reduce, int64_t dim);
+// (values, indices): x stably sorted along dim, ascending unless `descending`, with the int64
+// positions along dim the values came from. NaN sorts above every number; -0.0 equals +0.0.
+// Bitwise deterministic on every device. Differentiable in x (the gradient scatters back).
+std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim = -1, bool descending = false);
 
 }  // namespace gpuprim

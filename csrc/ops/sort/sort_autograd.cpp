@@ -1,0 +1,44 @@
+// Autograd of gpuprim::sort. values = x gathered at indices along dim (a permutation), so the
+// gradient of x scatters the gradient of values back to the positions they came from; indices
+// have no gradient. Backward uses ATen's scatter (itself differentiable: double backward works).
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include "include/gpuprim/gpuprim.h"
+
+namespace gpuprim {
+namespace {
+
+class SortFunction : public torch::autograd::Function<SortFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                                                int64_t dim, bool descending) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    auto [values, indices] = gpuprim::sort(x, dim, descending);
+    ctx->saved_data["dim"] = dim;
+    ctx->save_for_backward({indices});
+    ctx->mark_non_differentiable({indices});
+    return {values, indices};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor& grad_values = grads[0];
+    const at::Tensor indices = ctx->get_saved_variables()[0];
+    at::Tensor grad_x = grad_values.dim() == 0
+                            ? grad_values  // a 0-d sort is the identity
+                            : at::zeros_like(grad_values).scatter(ctx->saved_data["dim"].toInt(), indices, grad_values);
+    return {grad_x, at::Tensor(), at::Tensor()};
+  }
+};
+
+std::tuple<at::Tensor, at::Tensor> sort_autograd(const at::Tensor& x, int64_t dim, bool descending) {
+  auto outputs = SortFunction::apply(x, dim, descending);
+  return {outputs[0], outputs[1]};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) { m.impl("sort", &sort_autograd); }
+
+}  // namespace gpuprim

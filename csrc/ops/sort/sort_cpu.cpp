@@ -1,0 +1,82 @@
+// CPU kernel of gpuprim::sort: the readable reference for the CUDA kernel.
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "common/torch_utils.h"
+#include "ops/sort/sort.h"
+
+namespace gpuprim {
+
+int64_t sort_check(const at::Tensor& x, int64_t dim) {
+  const auto type = x.scalar_type();
+  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true), "sort", "x",
+                      "a floating-point, integer or bool tensor", type);
+  return wrap_dim("sort", "dim", dim, x.dim());
+}
+
+namespace {
+
+// The order gpuprim::sort defines (torch.sort's): NaN above every number, -0.0 equal to +0.0.
+template <typename T>
+bool ascending_less(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return a < b;
+  } else {
+    const double x = static_cast<double>(a), y = static_cast<double>(b);
+    if (std::isnan(x)) return false;
+    if (std::isnan(y)) return true;
+    return x < y;  // -0.0 < +0.0 is false both ways: equal, so stability keeps their order
+  }
+}
+
+template <typename T>
+void sort_rows(const T* in, T* values, int64_t* indices, int64_t rows, int64_t n, bool descending) {
+  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t row = begin; row < end; ++row) {
+      const T* x = in + row * n;
+      std::iota(order.begin(), order.end(), int64_t(0));
+      // Stable: equal elements keep their input order, in both directions.
+      std::stable_sort(order.begin(), order.end(), [x, descending](int64_t i, int64_t j) {
+        return descending ? ascending_less(x[j], x[i]) : ascending_less(x[i], x[j]);
+      });
+      for (int64_t k = 0; k < n; ++k) {
+        values[row * n + k] = x[order[k]];
+        indices[row * n + k] = order[k];
+      }
+    }
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> sort_cpu(const at::Tensor& x, int64_t dim, bool descending) {
+  dim = sort_check(x, dim);
+  at::Tensor values = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor indices = at::empty(x.sizes(), x.options().dtype(at::kLong).memory_format(at::MemoryFormat::Contiguous));
+  if (x.numel() == 0) return {values, indices};
+  // Sort along the last dim of a contiguous copy with `dim` moved last, then move it back.
+  const bool last = x.dim() == 0 || dim == x.dim() - 1;
+  const at::Tensor input = last ? x.contiguous() : x.movedim(dim, -1).contiguous();
+  const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
+  at::Tensor sorted_values = last ? values : at::empty(input.sizes(), input.options());
+  at::Tensor sorted_indices = last ? indices : at::empty(input.sizes(), input.options().dtype(at::kLong));
+  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_sort_cpu", [&] {
+    sort_rows<scalar_t>(input.const_data_ptr<scalar_t>(), sorted_values.mutable_data_ptr<scalar_t>(),
+                        sorted_indices.mutable_data_ptr<int64_t>(), input.numel() / n, n, descending);
+  });
+  if (!last) {
+    values.copy_(sorted_values.movedim(-1, dim));
+    indices.copy_(sorted_indices.movedim(-1, dim));
+  }
+  return {values, indices};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { m.impl("sort", &sort_cpu); }
+
+}  // namespace gpuprim
