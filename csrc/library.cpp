@@ -14,4 +14,12 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("bincount(Tensor x, int num_bins, Tensor? weights=None, *, bool? deterministic=None)"
         " -> (Tensor counts, Tensor overflow)",
         tags);
+
+  // Sum (or mean) over dim (None or []: every dim), rounded once from an order-independent exact
+  // accumulation: bitwise identical on every run, launch configuration, input order, batch size,
+  // and between CPU and CUDA. Floating inputs only; dtype (floating) sets the output dtype.
+  m.def("sum(Tensor x, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags);
+  m.def("mean(Tensor x, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags);
+  // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
+  m.def("_set_reduce_config(int blocks, int threads) -> ()");
 }

@@ -25,6 +25,7 @@ from gpuprim._determinism import deterministic, is_deterministic, set_determinis
 from gpuprim._validate import is_validating, set_validate, validate  # noqa: E402
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
+from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
 
 __version__ = "0.1.0"
 
@@ -34,7 +35,9 @@ __all__ = [
     "deterministic",
     "is_deterministic",
     "is_validating",
+    "mean",
     "set_deterministic",
     "set_validate",
+    "sum",
     "validate",
 ]

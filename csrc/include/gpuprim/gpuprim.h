@@ -21,4 +21,13 @@ std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bin
                                             const std::optional<at::Tensor>& weights = std::nullopt,
                                             std::optional<bool> deterministic = std::nullopt);
 
+// Sum (mean) of floating x over dim (nullopt or {}: every dim), like torch.sum / torch.mean, rounded
+// once from an exact, order-independent accumulation: bitwise identical on every run, launch
+// configuration, input order and batch size, and between CPU and CUDA (always; no flag).
+// dtype (floating) sets the output dtype; default: x's dtype.
+at::Tensor sum(const at::Tensor& x, at::OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+               std::optional<at::ScalarType> dtype = std::nullopt);
+at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+                std::optional<at::ScalarType> dtype = std::nullopt);
+
 }  // namespace gpuprim

@@ -1,0 +1,236 @@
+// CUDA kernels of gpuprim::sum and gpuprim::mean: the arithmetic of prim/exact_sum.h (shared with the
+// CPU kernel), spread over warps.
+//
+//   sum_chunks_kernel   a warp per (row, chunk) work item, grid-stride over items: 16-byte vector loads,
+//                       one exact_sum::Accumulator per lane, warp merge (exact integer adds). A row in one
+//                       chunk is finished (rounded and stored) right there; otherwise the warp writes its
+//                       canonical partial state to the workspace.
+//   sum_combine_kernel  a warp per row: merges that row's chunk partials in 128-bit integers, rounds once.
+// Chunk sizes follow the device (SM count, occupancy) and the test knob; the result never does, since
+// partial states merge exactly.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/cuda_check.h"
+#include "common/device_info.h"
+#include "ops/sum/sum_launch.h"
+#include "prim/exact_sum.h"
+#include "prim/types.cuh"
+
+namespace gpuprim {
+namespace {
+
+using namespace exact_sum;
+
+constexpr int kDefaultThreads = 256;
+constexpr int64_t kMinChunk = 16384;      // values per work item when rows are split (amortizes the partial)
+constexpr int64_t kMinChunkKnob = 256;    // with the test knob: small chunks, so small inputs split too
+constexpr int64_t kMaxChunk = int64_t(1) << 30;  // keeps a warp's int64 counts far from overflow
+constexpr unsigned kFullMask = 0xffffffffu;
+
+template <typename In> __device__ __forceinline__ double load_value(In v) { return static_cast<double>(v); }
+template <> __device__ __forceinline__ double load_value<__half>(__half v) { return double(__half2float(v)); }
+template <> __device__ __forceinline__ double load_value<__nv_bfloat16>(__nv_bfloat16 v) {
+  return double(__bfloat162float(v));
+}
+
+template <typename In>
+struct alignas(16) Vector {
+  static constexpr int kItems = int(16 / sizeof(In));
+  In items[kItems];
+};
+
+__device__ Format format_of(DType type) {
+  switch (type) {
+    case DType::kFloat16: return float16_format();
+    case DType::kBFloat16: return bfloat16_format();
+    case DType::kFloat32: return float32_format();
+    default: return float64_format();
+  }
+}
+
+// Rounds the row's state once (sum) or divides the fp64-rounded sum by cols (mean), then stores it:
+// `value` is exactly representable in out_type, so the conversions below are exact.
+template <int K>
+__device__ void finish_row(const WideState<K>& state, bool mean, int64_t cols, DType out_type, void* out,
+                           int64_t row) {
+  const Format format = format_of(out_type);
+  double value = finish(state, mean ? float64_format() : format);
+  if (mean) value = round_double_to_format(__ddiv_rn(value, static_cast<double>(cols)), format);
+  switch (out_type) {
+    case DType::kFloat16: static_cast<__half*>(out)[row] = __double2half(value); break;
+    case DType::kBFloat16: static_cast<__nv_bfloat16*>(out)[row] = __double2bfloat16(value); break;
+    case DType::kFloat32: static_cast<float*>(out)[row] = static_cast<float>(value); break;
+    default: static_cast<double*>(out)[row] = value; break;
+  }
+}
+
+// Exact warp-wide merge; every lane returns the merged state.
+template <int K>
+__device__ __forceinline__ State<K> warp_merge(State<K> s) {
+  int top = s.top;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) top = max(top, __shfl_xor_sync(kFullMask, top, offset));
+  shift_bins<K>(s.count, top - s.top);
+  s.top = top;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    long long c = s.count[k];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) c += __shfl_xor_sync(kFullMask, c, offset);
+    s.count[k] = c;
+  }
+  s.flags = __reduce_or_sync(kFullMask, s.flags);
+  return s;
+}
+
+template <int K>
+__device__ __forceinline__ WideState<K> warp_merge(WideState<K> s) {
+  int top = s.top;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) top = max(top, __shfl_xor_sync(kFullMask, top, offset));
+  shift_bins<K>(s.count, top - s.top);
+  s.top = top;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    __int128 c = s.count[k];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const unsigned long long lo = __shfl_xor_sync(kFullMask, static_cast<unsigned long long>(c), offset);
+      const unsigned long long hi =
+          __shfl_xor_sync(kFullMask, static_cast<unsigned long long>(static_cast<unsigned __int128>(c) >> 64), offset);
+      c += static_cast<__int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+    }
+    s.count[k] = c;
+  }
+  s.flags = __reduce_or_sync(kFullMask, s.flags);
+  return s;
+}
+
+template <typename In, int K>
+__device__ __forceinline__ void add_vector(Accumulator<K>& acc, const Vector<In>& v) {
+  double values[Vector<In>::kItems];
+#pragma unroll
+  for (int j = 0; j < Vector<In>::kItems; ++j) values[j] = load_value(v.items[j]);
+  acc.add_values(values);
+}
+
+template <typename In, int K>
+__global__ void __launch_bounds__(1024) sum_chunks_kernel(const In* __restrict__ x, int64_t rows, int64_t cols,
+                                                          int64_t chunk_len, int64_t chunks_per_row,
+                                                          State<K>* __restrict__ partials, bool mean,
+                                                          DType out_type, void* __restrict__ out) {
+  constexpr int kItems = Vector<In>::kItems;
+  const int lane = int(threadIdx.x % 32);
+  const int64_t warps_per_block = blockDim.x / 32;
+  const int64_t warps_total = int64_t(gridDim.x) * warps_per_block;
+  const int64_t items = rows * chunks_per_row;
+  // Warp-uniform loop: every lane of a warp works on the same item, so the shuffles below are safe.
+  for (int64_t item = int64_t(blockIdx.x) * warps_per_block + threadIdx.x / 32; item < items; item += warps_total) {
+    const int64_t row = item / chunks_per_row;
+    const int64_t chunk = item - row * chunks_per_row;
+    const int64_t begin = row * cols + std::min(cols, chunk * chunk_len);
+    const int64_t end = row * cols + std::min(cols, (chunk + 1) * chunk_len);
+    Accumulator<K> acc;
+    acc.init();
+    // Head: the values before the first 16-byte boundary (x itself is aligned to sizeof(In)).
+    const int64_t misalign = int64_t((reinterpret_cast<uintptr_t>(x + begin) / sizeof(In)) % kItems);
+    const int64_t head = std::min<int64_t>(misalign == 0 ? 0 : kItems - misalign, end - begin);
+    if (lane < head) acc.add(load_value(x[begin + lane]));
+    const int64_t body = begin + head;
+    const int64_t vectors = (end - body) / kItems;
+    const Vector<In>* vec = reinterpret_cast<const Vector<In>*>(x + body);
+    int64_t v = lane;
+    for (; v + 32 < vectors; v += 64) {  // two 16-byte loads in flight per lane
+      const Vector<In> a = vec[v];
+      const Vector<In> b = vec[v + 32];
+      add_vector<In, K>(acc, a);
+      add_vector<In, K>(acc, b);
+    }
+    if (v < vectors) add_vector<In, K>(acc, vec[v]);
+    // Tail: fewer than kItems values after the last whole vector.
+    const int64_t tail = body + vectors * kItems;
+    if (lane < end - tail) acc.add(load_value(x[tail + lane]));
+    const State<K> state = warp_merge(acc.state());
+    if (lane == 0) {
+      if (chunks_per_row == 1) {
+        finish_row<K>(widen(state), mean, cols, out_type, out, row);
+      } else {
+        partials[item] = state;
+      }
+    }
+  }
+}
+
+template <int K>
+__global__ void __launch_bounds__(1024) sum_combine_kernel(const State<K>* __restrict__ partials, int64_t rows,
+                                                           int64_t chunks_per_row, int64_t cols, bool mean,
+                                                           DType out_type, void* __restrict__ out) {
+  const int lane = int(threadIdx.x % 32);
+  const int64_t warps_per_block = blockDim.x / 32;
+  const int64_t warps_total = int64_t(gridDim.x) * warps_per_block;
+  for (int64_t row = int64_t(blockIdx.x) * warps_per_block + threadIdx.x / 32; row < rows; row += warps_total) {
+    WideState<K> state = widen(empty_state<K>());
+    for (int64_t c = lane; c < chunks_per_row; c += 32) merge(state, widen(partials[row * chunks_per_row + c]));
+    state = warp_merge(state);
+    if (lane == 0) finish_row<K>(state, mean, cols, out_type, out, row);
+  }
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+template <typename In>
+void sum_rows(const In* x, int64_t rows, int64_t cols, bool mean, DType out_type, void* out, int64_t blocks,
+              int64_t threads, Workspace& workspace, cudaStream_t stream) {
+  constexpr int K = BinsFor<std::conditional_t<std::is_same_v<In, double>, double, float>>::value;
+  constexpr int64_t kItems = Vector<In>::kItems;
+  const bool knob = blocks > 0;
+  if (threads <= 0) threads = kDefaultThreads;
+  const int64_t warps_per_block = threads / 32;
+  auto kernel = sum_chunks_kernel<In, K>;
+  const DeviceInfo& info = current_device_info();
+  int per_sm = 0;
+  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(threads), 0));
+  const int64_t resident_blocks = int64_t(std::max(per_sm, 1)) * info.sm_count;
+  const int64_t target_warps = (knob ? blocks : resident_blocks) * warps_per_block;
+  // Split rows into chunks only while there are fewer rows than warps to fill the GPU.
+  int64_t chunks = 1;
+  if (rows < target_warps) {
+    chunks = std::min(ceil_div(target_warps, rows), ceil_div(cols, knob ? kMinChunkKnob : kMinChunk));
+  }
+  chunks = std::max<int64_t>({chunks, ceil_div(cols, kMaxChunk), 1});
+  int64_t chunk_len = ceil_div(cols, chunks);
+  chunk_len = ceil_div(chunk_len, 32 * kItems) * (32 * kItems);  // whole warp-wide vector steps
+  chunks = cols == 0 ? 1 : ceil_div(cols, chunk_len);
+  const int64_t items = rows * chunks;
+  const int64_t grid = knob ? blocks : std::min(ceil_div(items, warps_per_block), resident_blocks);
+  State<K>* partials =
+      chunks > 1 ? static_cast<State<K>*>(workspace.allocate(size_t(items) * sizeof(State<K>))) : nullptr;
+  kernel<<<unsigned(grid), unsigned(threads), 0, stream>>>(x, rows, cols, chunk_len, chunks, partials, mean, out_type,
+                                                          out);
+  GPUPRIM_LAUNCH_CHECK();
+  if (chunks > 1) {
+    const int64_t combine_grid = std::min(ceil_div(rows, warps_per_block), resident_blocks);
+    sum_combine_kernel<K><<<unsigned(combine_grid), unsigned(threads), 0, stream>>>(partials, rows, chunks, cols, mean,
+                                                                                  out_type, out);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+}
+
+}  // namespace
+
+void sum_cuda_launch(const void* x, DType in_type, void* out, DType out_type, int64_t rows, int64_t cols, bool mean,
+                     int64_t blocks, int64_t threads, Workspace& workspace, cudaStream_t stream) {
+  GPUPRIM_DISPATCH_ALL("sum", in_type, [&] {
+    if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double> ||
+                  std::is_same_v<scalar_t, __half> || std::is_same_v<scalar_t, __nv_bfloat16>) {
+      sum_rows<scalar_t>(static_cast<const scalar_t*>(x), rows, cols, mean, out_type, out, blocks, threads, workspace,
+                         stream);
+    } else {
+      unsupported_dtype("sum", in_type);
+    }
+  });
+}
+
+}  // namespace gpuprim
