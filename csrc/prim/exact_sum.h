@@ -72,6 +72,34 @@ GPUPRIM_HD double ldexp2(double v, int e) {
 #endif
 }
 
+// 2^e and 1.5 * 2^e for normal exponents (-1022 <= e <= 1023), built from bits: exact and cheap.
+GPUPRIM_HD double pow2_normal(int e, bool one_and_half = false) {
+  const uint64_t bits = (uint64_t(e + 1023) << 52) | (one_and_half ? uint64_t(1) << 51 : 0);
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(bits));
+#else
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+#endif
+}
+
+// The one NaN both kernels return (quiet, positive); stores write each format's canonical NaN bits
+// (kNaNBits*) explicitly, since CPU and GPU conversions disagree on NaN payloads.
+GPUPRIM_HD double canonical_nan() {
+  const uint64_t bits = uint64_t(0x7ff8000000000000ull);
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(bits));
+#else
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+#endif
+}
+constexpr uint32_t kNaNBitsFloat32 = 0x7fc00000u;
+constexpr uint16_t kNaNBitsFloat16 = 0x7e00u;
+constexpr uint16_t kNaNBitsBFloat16 = 0x7fc0u;
+
 // Smallest top bin whose limit 2^31 g(t) = 2^(32 t - 1043) exceeds |x| (x finite).
 GPUPRIM_HD int top_for(double x) {
   const int biased = int((double_bits(x) >> 52) & 0x7ff);
@@ -137,11 +165,12 @@ GPUPRIM_UNROLL
   GPUPRIM_HD void set_top(int t) {
     top = t;
     const int scale_exp = t >= kScaledTop ? kScaleExp : 0;
-    scale = ldexp2(1.0, scale_exp);
+    scale = pow2_normal(scale_exp);
     const int limit_exp = kBinBits * t - kGridBias + (kBinBits - 1);
-    limit = limit_exp > 1023 ? INFINITY : ldexp2(1.0, limit_exp);
+    limit = limit_exp > 1023 ? INFINITY : pow2_normal(limit_exp);
+    // Anchor exponents stay in [-1022, 994]: K - 1 <= t <= 65, scaled by 2^-128 from t = 64 on.
 GPUPRIM_UNROLL
-    for (int k = 0; k < K; ++k) anchor[k] = ldexp2(1.5, 52 + kBinBits * (t - k) - kGridBias + scale_exp);
+    for (int k = 0; k < K; ++k) anchor[k] = pow2_normal(52 + kBinBits * (t - k) - kGridBias + scale_exp, true);
   }
 
   GPUPRIM_HD void normalize() {
@@ -332,7 +361,7 @@ GPUPRIM_UNROLL
 template <int K>
 GPUPRIM_HD double finish(const WideState<K>& s, Format format) {
   const bool pos_inf = s.flags & kPosInf, neg_inf = s.flags & kNegInf;
-  if ((s.flags & kNaN) || (pos_inf && neg_inf)) return NAN;
+  if ((s.flags & kNaN) || (pos_inf && neg_inf)) return canonical_nan();
   if (pos_inf) return INFINITY;
   if (neg_inf) return -INFINITY;
   // 256-bit two's complement of sum_k count[k] * 2^(32 (K-1-k)), in units of g(top - K + 1).

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include "common/torch_utils.h"
 #include "ops/sum/sum.h"
@@ -122,9 +123,24 @@ void sum_rows_cpu(const In* x, int64_t rows, int64_t cols, bool mean, at::Scalar
   auto finish_row = [&](int64_t row, const WideState<K>& state) {
     double value = finish(state, mean ? float64_format() : format);
     if (mean) value = round_double_to_format(value / static_cast<double>(cols), format);
-    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out_type, "gpuprim_sum_store", [&] {
-      static_cast<scalar_t*>(out)[row] = static_cast<scalar_t>(value);  // exact: value is in the format
-    });
+    const bool nan = value != value;  // canonical NaN bits per format, as the CUDA kernel stores
+    switch (out_type) {
+      case at::kHalf:
+        static_cast<at::Half*>(out)[row] =
+            nan ? at::Half(kNaNBitsFloat16, at::Half::from_bits()) : at::Half(static_cast<float>(value));
+        break;
+      case at::kBFloat16:
+        static_cast<at::BFloat16*>(out)[row] = nan ? at::BFloat16(kNaNBitsBFloat16, at::BFloat16::from_bits())
+                                                   : at::BFloat16(static_cast<float>(value));
+        break;
+      case at::kFloat: {
+        float v = static_cast<float>(value);  // exact: value is in the format
+        if (nan) std::memcpy(&v, &kNaNBitsFloat32, sizeof(v));
+        static_cast<float*>(out)[row] = v;
+        break;
+      }
+      default: static_cast<double*>(out)[row] = nan ? canonical_nan() : value; break;
+    }
   };
   if (rows == 1) {
     // One long row: chunks in parallel (any order: the merge is exact).

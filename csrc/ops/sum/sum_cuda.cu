@@ -9,6 +9,7 @@
 // Chunk sizes follow the device (SM count, occupancy) and the test knob; the result never does, since
 // partial states merge exactly.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -24,8 +25,10 @@ namespace {
 using namespace exact_sum;
 
 constexpr int kDefaultThreads = 256;
-constexpr int64_t kMinChunk = 16384;      // values per work item when rows are split (amortizes the partial)
-constexpr int64_t kMinChunkKnob = 256;    // with the test knob: small chunks, so small inputs split too
+// Values per work item when rows are split: at least 4 16-byte vectors per lane (amortizes the warp's
+// merge and partial), at most what the grid needs to cover the row once. With the test knob, single
+// vectors, so that small inputs split too.
+constexpr int64_t kMinVectorsPerLane = 4;
 constexpr int64_t kMaxChunk = int64_t(1) << 30;  // keeps a warp's int64 counts far from overflow
 constexpr unsigned kFullMask = 0xffffffffu;
 
@@ -58,11 +61,18 @@ __device__ void finish_row(const WideState<K>& state, bool mean, int64_t cols, D
   const Format format = format_of(out_type);
   double value = finish(state, mean ? float64_format() : format);
   if (mean) value = round_double_to_format(__ddiv_rn(value, static_cast<double>(cols)), format);
+  const bool nan = value != value;  // stored with the same bits as the CPU kernel
   switch (out_type) {
-    case DType::kFloat16: static_cast<__half*>(out)[row] = __double2half(value); break;
-    case DType::kBFloat16: static_cast<__nv_bfloat16*>(out)[row] = __double2bfloat16(value); break;
-    case DType::kFloat32: static_cast<float*>(out)[row] = static_cast<float>(value); break;
-    default: static_cast<double*>(out)[row] = value; break;
+    case DType::kFloat16:
+      static_cast<__half*>(out)[row] = nan ? __ushort_as_half(kNaNBitsFloat16) : __double2half(value);
+      break;
+    case DType::kBFloat16:
+      static_cast<__nv_bfloat16*>(out)[row] = nan ? __ushort_as_bfloat16(kNaNBitsBFloat16) : __double2bfloat16(value);
+      break;
+    case DType::kFloat32:
+      static_cast<float*>(out)[row] = nan ? __uint_as_float(kNaNBitsFloat32) : static_cast<float>(value);
+      break;
+    default: static_cast<double*>(out)[row] = nan ? canonical_nan() : value; break;
   }
 }
 
@@ -108,12 +118,18 @@ __device__ __forceinline__ WideState<K> warp_merge(WideState<K> s) {
   return s;
 }
 
+// Groups of at most 4 values (8 for 16-bit types would need 16 more registers per vector and spill).
 template <typename In, int K>
 __device__ __forceinline__ void add_vector(Accumulator<K>& acc, const Vector<In>& v) {
-  double values[Vector<In>::kItems];
+  constexpr int kItems = Vector<In>::kItems;
+  constexpr int kGroup = kItems < 4 ? kItems : 4;
 #pragma unroll
-  for (int j = 0; j < Vector<In>::kItems; ++j) values[j] = load_value(v.items[j]);
-  acc.add_values(values);
+  for (int first = 0; first < kItems; first += kGroup) {
+    double values[kGroup];
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) values[j] = load_value(v.items[first + j]);
+    acc.add_values(values);
+  }
 }
 
 template <typename In, int K>
@@ -163,18 +179,27 @@ __global__ void __launch_bounds__(1024) sum_chunks_kernel(const In* __restrict__
   }
 }
 
+// A block per row (block-uniform loop, so the barriers are safe): threads merge the row's chunk
+// partials in 128-bit integers, then warps, then the warps' states through shared memory.
 template <int K>
 __global__ void __launch_bounds__(1024) sum_combine_kernel(const State<K>* __restrict__ partials, int64_t rows,
                                                            int64_t chunks_per_row, int64_t cols, bool mean,
                                                            DType out_type, void* __restrict__ out) {
-  const int lane = int(threadIdx.x % 32);
-  const int64_t warps_per_block = blockDim.x / 32;
-  const int64_t warps_total = int64_t(gridDim.x) * warps_per_block;
-  for (int64_t row = int64_t(blockIdx.x) * warps_per_block + threadIdx.x / 32; row < rows; row += warps_total) {
+  __shared__ WideState<K> warp_states[32];
+  const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32), warps = int(blockDim.x / 32);
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const State<K>* row_partials = partials + row * chunks_per_row;
     WideState<K> state = widen(empty_state<K>());
-    for (int64_t c = lane; c < chunks_per_row; c += 32) merge(state, widen(partials[row * chunks_per_row + c]));
+    for (int64_t c = threadIdx.x; c < chunks_per_row; c += blockDim.x) merge(state, widen(row_partials[c]));
     state = warp_merge(state);
-    if (lane == 0) finish_row<K>(state, mean, cols, out_type, out, row);
+    if (lane == 0) warp_states[warp] = state;
+    __syncthreads();
+    if (warp == 0) {
+      WideState<K> total = lane < warps ? warp_states[lane] : widen(empty_state<K>());
+      total = warp_merge(total);
+      if (lane == 0) finish_row<K>(total, mean, cols, out_type, out, row);
+    }
+    __syncthreads();  // warp_states is reused for the next row
   }
 }
 
@@ -190,14 +215,20 @@ void sum_rows(const In* x, int64_t rows, int64_t cols, bool mean, DType out_type
   const int64_t warps_per_block = threads / 32;
   auto kernel = sum_chunks_kernel<In, K>;
   const DeviceInfo& info = current_device_info();
-  int per_sm = 0;
-  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(threads), 0));
+  // Occupancy of the default block size is asked once (it costs microseconds: small inputs notice).
+  static std::atomic<int> default_per_sm{0};
+  int per_sm = threads == kDefaultThreads ? default_per_sm.load() : 0;
+  if (per_sm == 0) {
+    GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(threads), 0));
+    if (threads == kDefaultThreads) default_per_sm = per_sm;
+  }
   const int64_t resident_blocks = int64_t(std::max(per_sm, 1)) * info.sm_count;
   const int64_t target_warps = (knob ? blocks : resident_blocks) * warps_per_block;
   // Split rows into chunks only while there are fewer rows than warps to fill the GPU.
   int64_t chunks = 1;
   if (rows < target_warps) {
-    chunks = std::min(ceil_div(target_warps, rows), ceil_div(cols, knob ? kMinChunkKnob : kMinChunk));
+    const int64_t min_chunk = 32 * kItems * (knob ? 1 : kMinVectorsPerLane);
+    chunks = std::min(ceil_div(target_warps, rows), ceil_div(cols, min_chunk));
   }
   chunks = std::max<int64_t>({chunks, ceil_div(cols, kMaxChunk), 1});
   int64_t chunk_len = ceil_div(cols, chunks);
@@ -211,7 +242,7 @@ void sum_rows(const In* x, int64_t rows, int64_t cols, bool mean, DType out_type
                                                           out);
   GPUPRIM_LAUNCH_CHECK();
   if (chunks > 1) {
-    const int64_t combine_grid = std::min(ceil_div(rows, warps_per_block), resident_blocks);
+    const int64_t combine_grid = std::min(rows, resident_blocks);
     sum_combine_kernel<K><<<unsigned(combine_grid), unsigned(threads), 0, stream>>>(partials, rows, chunks, cols, mean,
                                                                                   out_type, out);
     GPUPRIM_LAUNCH_CHECK();
