@@ -465,3 +465,57 @@ def test_more_than_2pow31_elements():
     gpuprim._set_reduce_config(0, 0)
     rows = x[: 2**31].view(2, 2**30)
     assert gpuprim.sum(rows, 1, dtype=torch.float64).tolist() == [2**30, 2**30 - 6]
+
+
+FORMATS = {torch.float16: (11, -24, 15), torch.bfloat16: (8, -133, 127), torch.float32: (24, -149, 127),
+           torch.float64: (53, -1074, 1023)}
+
+
+def round_fraction(q, dtype):
+    """Round-to-nearest-even of the exact rational q into dtype (subnormals, overflow to inf)."""
+    precision, min_lsb, max_exp = FORMATS[dtype]
+    if q == 0:
+        return 0.0
+    sign, a = (-1.0 if q < 0 else 1.0), abs(q)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    lsb = max(e - precision + 1, min_lsb)
+    scaled = a / Fraction(2) ** lsb
+    n = scaled.numerator // scaled.denominator
+    rem = scaled - n
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    value = Fraction(n) * Fraction(2) ** lsb
+    if value >= Fraction(2) ** (max_exp + 1):
+        return sign * float("inf")
+    return sign * float(value)
+
+
+@pytest.mark.parametrize("out_dtype", FLOAT_DTYPES, ids=str)
+def test_final_rounding_is_correct(device, out_dtype):
+    """Exactly sliced inputs (fp64 values within 2^10 of the largest) whose sums land everywhere in
+    out_dtype's range: normal, subnormal, underflow to +-0, ties, overflow. One correct rounding."""
+    g = torch.Generator().manual_seed(31)
+    precision, min_lsb, max_exp = FORMATS[out_dtype]
+    checked = 0
+    for center in (min_lsb - 3, min_lsb + 2, min_lsb + precision, 0, max_exp - 2, max_exp):
+        for trial in range(40):
+            n = int(torch.randint(1, 6, (1,), generator=g))
+            mant = torch.randint(-(2**20), 2**20, (n,), generator=g, dtype=torch.int64)
+            shifts = torch.randint(-10, 1, (n,), generator=g)
+            values = [math.ldexp(int(m), center - 20 + int(s)) for m, s in zip(mant, shifts)]
+            if trial % 4 == 0:  # an exact tie between two neighbours of the format: N + 1/2 ulps
+                lsb = max(center - precision + 1, min_lsb)
+                top = 2 ** (precision - 1)
+                big = int(torch.randint(top, 2 * top, (1,), generator=g)) if lsb > min_lsb else int(
+                    torch.randint(0, top, (1,), generator=g))
+                sign = 1.0 if trial % 8 == 0 else -1.0
+                values = [sign * math.ldexp(big, lsb), sign * math.ldexp(1, lsb - 1)]
+            x = torch.tensor(values, dtype=torch.float64)
+            exact = sum(Fraction(v) for v in values)
+            expected = torch.tensor(round_fraction(exact, out_dtype), dtype=torch.float64).to(out_dtype)
+            out = gpuprim.sum(x.to(device), dtype=out_dtype).cpu()
+            assert_bitwise_equal(out, expected, f"{values} -> {out_dtype}")
+            checked += 1
+    assert checked == 240

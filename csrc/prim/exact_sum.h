@@ -231,7 +231,7 @@ GPUPRIM_UNROLL
   GPUPRIM_HD void add_values(double (&x)[N]) {
     bool all_fit = true;
 GPUPRIM_UNROLL
-    for (int j = 0; j < N; ++j) all_fit = all_fit && fits(x[j]);
+    for (int j = 0; j < N; ++j) all_fit &= fits(x[j]);  // no short circuit: one branch
     if (!all_fit) {
       int t = top;
 GPUPRIM_UNROLL
@@ -310,18 +310,33 @@ GPUPRIM_HD constexpr Format float32_format() { return Format{24, -149, 127}; }
 GPUPRIM_HD constexpr Format float16_format() { return Format{11, -24, 15}; }
 GPUPRIM_HD constexpr Format bfloat16_format() { return Format{8, -133, 127}; }
 
+GPUPRIM_HD int leading_bit(uint64_t v) {  // index of the highest set bit, v != 0
+#if defined(__CUDA_ARCH__)
+  return 63 - __clzll(static_cast<long long>(v));
+#else
+  return 63 - __builtin_clzll(v);
+#endif
+}
+
+// Word i of a 256-bit number, 0 outside [0, 4); selects instead of a dynamically indexed array.
+GPUPRIM_HD uint64_t word_at(const uint64_t (&mag)[4], int i) {
+  return i == 0 ? mag[0] : i == 1 ? mag[1] : i == 2 ? mag[2] : i == 3 ? mag[3] : 0;
+}
+
+// Bits [from, from + 64) of a 256-bit number (from >= 0).
+GPUPRIM_HD uint64_t bits_from(const uint64_t (&mag)[4], int from) {
+  const int word = from >> 6, bit = from & 63;
+  const uint64_t low = word_at(mag, word) >> bit;
+  return bit == 0 ? low : low | (word_at(mag, word + 1) << (64 - bit));
+}
+
 // Rounds (-1)^negative * mag * 2^base_exp (mag: 256-bit, little-endian words) to nearest even in
 // `format`; returns it as a double (exactly representable in the format, +-inf on overflow).
 GPUPRIM_HD double round_to_format(bool negative, const uint64_t (&mag)[4], int base_exp, Format format) {
-  int msb = -1;
-GPUPRIM_UNROLL
-  for (int w = 3; w >= 0; --w) {
-    if (msb < 0 && mag[w] != 0) {
-      int bit = 63;
-      while (!((mag[w] >> bit) & 1)) --bit;
-      msb = 64 * w + bit;
-    }
-  }
+  const int msb = mag[3] ? 192 + leading_bit(mag[3])
+                : mag[2] ? 128 + leading_bit(mag[2])
+                : mag[1] ? 64 + leading_bit(mag[1])
+                : mag[0] ? leading_bit(mag[0]) : -1;
   if (msb < 0) return 0.0;  // an exact zero is +0, as torch.sum gives for all -0.0
   int lsb_exp = msb + base_exp - (format.precision - 1);
   if (lsb_exp < format.min_lsb_exp) lsb_exp = format.min_lsb_exp;
@@ -331,18 +346,15 @@ GPUPRIM_UNROLL
   if (drop <= 0) {
     mant = mag[0] << (-drop);  // msb < precision - drop <= 53 bits here
   } else {
-    auto bit_at = [&](int i) -> uint64_t { return (mag[i >> 6] >> (i & 63)) & 1; };
-    mant = 0;
-    for (int i = msb; i >= drop; --i) mant = (mant << 1) | bit_at(i);  // at most `precision` bits
-    const bool half = bit_at(drop - 1) != 0;
-    bool sticky = false;
-    for (int w = 0; w < 4; ++w) {
-      const int low = 64 * w;
-      if (low >= drop - 1) break;
-      const int bits = (drop - 1 - low) >= 64 ? 64 : drop - 1 - low;
-      const uint64_t mask = bits == 64 ? ~uint64_t(0) : ((uint64_t(1) << bits) - 1);
-      sticky = sticky || (mag[w] & mask) != 0;
-    }
+    // Bits [drop, msb] (at most `precision` of them), the half bit, and the sticky bits below it.
+    const int width = msb - drop + 1;  // 0 .. precision
+    mant = width == 0 ? 0 : bits_from(mag, drop) & ((uint64_t(1) << width) - 1);
+    const int half_at = drop - 1;
+    const bool half = (bits_from(mag, half_at) & 1) != 0;
+    const int half_word = half_at >> 6, half_bit = half_at & 63;
+    bool sticky = (word_at(mag, half_word) & ((uint64_t(1) << half_bit) - 1)) != 0;
+GPUPRIM_UNROLL
+    for (int w = 0; w < 3; ++w) sticky = sticky || (w < half_word && mag[w] != 0);
     if (half && (sticky || (mant & 1))) ++mant;
   }
   // mant <= 2^precision; the value mant * 2^lsb_exp overflows the format at 2^(max_exp + 1).
