@@ -80,7 +80,7 @@ def cases(quick: bool) -> List[dict]:
         dict(case=f"fp32_rows_{rows_shape[0]}x{rows_shape[1]}", shape=rows_shape, dtype=torch.float32, dim=1,
              cub_case=None, series=None),  # torch.sum(dim=1) is the anchor
         dict(case=f"fp32_cols_{rows_shape[1]}x{rows_shape[0]}", shape=(rows_shape[1], rows_shape[0]),
-             dtype=torch.float32, dim=0, cub_case=None, series=None),  # non-last dim (permuted copy today)
+             dtype=torch.float32, dim=0, cub_case=None, series=None),  # non-last dim: [outer, n, inner] kernel
         dict(case=f"bf16_{timing.human_count(n)}", shape=(n,), dtype=torch.bfloat16, dim=None, cub_case=None,
              series=None),
         dict(case=f"fp64_{timing.human_count(n // 2)}", shape=(n // 2,), dtype=torch.float64, dim=None,

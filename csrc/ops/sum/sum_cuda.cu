@@ -5,7 +5,9 @@
 //                       one exact_sum::Accumulator per lane, warp merge (exact integer adds). A row in one
 //                       chunk is finished (rounded and stored) right there; otherwise the warp writes its
 //                       canonical partial state to the workspace.
-//   sum_combine_kernel  a warp per row: merges that row's chunk partials in 128-bit integers, rounds once.
+//   sum_combine_kernel  a block per row: merges that row's chunk partials in 128-bit integers, rounds once.
+//   sum_columns_kernel  [outer, n, inner] reduced over n (a non-last dim): a thread per column (o, i) and
+//                       chunk of n, loads coalesced across i; sum_columns_combine_kernel merges chunks.
 // Chunk sizes follow the device (SM count, occupancy) and the test knob; the result never does, since
 // partial states merge exactly.
 #include <algorithm>
@@ -203,6 +205,55 @@ __global__ void __launch_bounds__(1024) sum_combine_kernel(const State<K>* __res
   }
 }
 
+// [outer, n, inner] with the n dim reduced: a thread per (column, chunk of n), column = (o, i), so a
+// warp's loads are consecutive in i (coalesced). Chunks of n only when columns alone cannot fill the GPU;
+// then partials are [chunk][column] and sum_columns_combine_kernel merges them, a thread per column.
+template <typename In, int K>
+__global__ void __launch_bounds__(1024) sum_columns_kernel(const In* __restrict__ x, int64_t outer, int64_t n,
+                                                           int64_t inner, int64_t chunk_len, int64_t chunks,
+                                                           State<K>* __restrict__ partials, bool mean,
+                                                           DType out_type, void* __restrict__ out) {
+  const int64_t columns = outer * inner;
+  const int64_t items = columns * chunks;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; item < items; item += stride) {
+    const int64_t chunk = item / columns;
+    const int64_t column = item - chunk * columns;
+    const int64_t o = column / inner, i = column - o * inner;
+    const int64_t first = std::min(n, chunk * chunk_len), last = std::min(n, (chunk + 1) * chunk_len);
+    const In* p = x + o * n * inner + i;
+    Accumulator<K> acc;
+    acc.init();
+    int64_t j = first;
+    for (; j + 4 <= last; j += 4) {  // four independent loads in flight
+      double values[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) values[u] = load_value(p[(j + u) * inner]);
+      acc.add_values(values);
+    }
+    for (; j < last; ++j) acc.add(load_value(p[j * inner]));
+    const State<K> state = acc.state();
+    if (chunks == 1) {
+      finish_row<K>(widen(state), mean, n, out_type, out, column);
+    } else {
+      partials[item] = state;
+    }
+  }
+}
+
+template <int K>
+__global__ void __launch_bounds__(1024) sum_columns_combine_kernel(const State<K>* __restrict__ partials,
+                                                                   int64_t columns, int64_t chunks, int64_t n,
+                                                                   bool mean, DType out_type,
+                                                                   void* __restrict__ out) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t column = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; column < columns; column += stride) {
+    WideState<K> state = widen(empty_state<K>());
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) merge(state, widen(partials[chunk * columns + column]));
+    finish_row<K>(state, mean, n, out_type, out, column);
+  }
+}
+
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 template <typename In>
@@ -249,6 +300,40 @@ void sum_rows(const In* x, int64_t rows, int64_t cols, bool mean, DType out_type
   }
 }
 
+template <typename In>
+void sum_columns(const In* x, int64_t outer, int64_t n, int64_t inner, bool mean, DType out_type, void* out,
+                 int64_t blocks, int64_t threads, Workspace& workspace, cudaStream_t stream) {
+  constexpr int K = BinsFor<std::conditional_t<std::is_same_v<In, double>, double, float>>::value;
+  const bool knob = blocks > 0;
+  if (threads <= 0) threads = kDefaultThreads;
+  auto kernel = sum_columns_kernel<In, K>;
+  const DeviceInfo& info = current_device_info();
+  int per_sm = 0;
+  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(threads), 0));
+  const int64_t resident_blocks = int64_t(std::max(per_sm, 1)) * info.sm_count;
+  const int64_t target_threads = (knob ? blocks : resident_blocks) * threads;
+  const int64_t columns = outer * inner;
+  // Split n only while columns cannot fill the GPU; at least 16 values per thread (4 with the knob).
+  int64_t chunks = 1;
+  if (columns < target_threads) chunks = std::min(ceil_div(target_threads, columns), ceil_div(n, knob ? 4 : 16));
+  chunks = std::max<int64_t>({chunks, ceil_div(n, kMaxChunk), 1});
+  const int64_t chunk_len = n == 0 ? 0 : ceil_div(n, chunks);
+  chunks = n == 0 ? 1 : ceil_div(n, chunk_len);
+  const int64_t items = columns * chunks;
+  const int64_t grid = knob ? blocks : std::min(ceil_div(items, threads), resident_blocks);
+  State<K>* partials =
+      chunks > 1 ? static_cast<State<K>*>(workspace.allocate(size_t(items) * sizeof(State<K>))) : nullptr;
+  kernel<<<unsigned(grid), unsigned(threads), 0, stream>>>(x, outer, n, inner, chunk_len, chunks, partials, mean,
+                                                          out_type, out);
+  GPUPRIM_LAUNCH_CHECK();
+  if (chunks > 1) {
+    const int64_t combine_grid = std::min(ceil_div(columns, threads), resident_blocks);
+    sum_columns_combine_kernel<K><<<unsigned(combine_grid), unsigned(threads), 0, stream>>>(
+        partials, columns, chunks, n, mean, out_type, out);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+}
+
 }  // namespace
 
 void sum_cuda_launch(const void* x, DType in_type, void* out, DType out_type, int64_t rows, int64_t cols, bool mean,
@@ -258,6 +343,20 @@ void sum_cuda_launch(const void* x, DType in_type, void* out, DType out_type, in
                   std::is_same_v<scalar_t, __half> || std::is_same_v<scalar_t, __nv_bfloat16>) {
       sum_rows<scalar_t>(static_cast<const scalar_t*>(x), rows, cols, mean, out_type, out, blocks, threads, workspace,
                          stream);
+    } else {
+      unsupported_dtype("sum", in_type);
+    }
+  });
+}
+
+void sum_cuda_launch_columns(const void* x, DType in_type, void* out, DType out_type, int64_t outer, int64_t n,
+                             int64_t inner, bool mean, int64_t blocks, int64_t threads, Workspace& workspace,
+                             cudaStream_t stream) {
+  GPUPRIM_DISPATCH_ALL("sum", in_type, [&] {
+    if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double> ||
+                  std::is_same_v<scalar_t, __half> || std::is_same_v<scalar_t, __nv_bfloat16>) {
+      sum_columns<scalar_t>(static_cast<const scalar_t*>(x), outer, n, inner, mean, out_type, out, blocks, threads,
+                            workspace, stream);
     } else {
       unsupported_dtype("sum", in_type);
     }

@@ -14,4 +14,10 @@ namespace gpuprim {
 void sum_cuda_launch(const void* x, DType in_type, void* out, DType out_type, int64_t rows, int64_t cols, bool mean,
                      int64_t blocks, int64_t threads, Workspace& workspace, cudaStream_t stream);
 
+// out[o, i] = sum (or mean) over j of x[o, j, i] of a contiguous [outer, n, inner] tensor (inner > 1),
+// without transposing: same bits as reducing the transposed rows.
+void sum_cuda_launch_columns(const void* x, DType in_type, void* out, DType out_type, int64_t outer, int64_t n,
+                             int64_t inner, bool mean, int64_t blocks, int64_t threads, Workspace& workspace,
+                             cudaStream_t stream);
+
 }  // namespace gpuprim
