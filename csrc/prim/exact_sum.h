@@ -205,7 +205,8 @@ GPUPRIM_UNROLL
   // |x| < limit: slice x into the bins. Every operation is exact except the roundings to the grids.
   // The caller counts the deposit in `deposits` (add, add_values).
   GPUPRIM_HD void deposit(double x) {
-    double r = x * scale;
+    // 16/32-bit inputs (K = 2) stay below 2^128, so their top stays <= 37 and is never scaled.
+    double r = K >= 3 ? x * scale : x;
 GPUPRIM_UNROLL
     for (int k = 0; k < K; ++k) {
       const double v = r + anchor[k];
