@@ -26,4 +26,11 @@ TORCH_LIBRARY(gpuprim, m) {
   // Stable sort along dim (ascending, or descending), NaN after every number (before, if
   // descending), -0.0 equal to +0.0. indices: int64 positions along dim. Deterministic.
   m.def("sort(Tensor x, int dim=-1, *, bool descending=False) -> (Tensor values, Tensor indices)", tags);
+  // Sum (or mean) over dim (None or []: every dim), rounded once from an order-independent exact
+  // accumulation: bitwise identical on every run, launch configuration, input order, batch size,
+  // and between CPU and CUDA. Floating inputs only; dtype (floating) sets the output dtype.
+  m.def("sum(Tensor x, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags);
+  m.def("mean(Tensor x, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags);
+  // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
+  m.def("_set_reduce_config(int blocks, int threads) -> ()");
 }

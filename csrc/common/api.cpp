@@ -43,4 +43,16 @@ std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim, bool d
   return op.call(x, dim, descending);
 }
 
+at::Tensor sum(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
+                                            std::optional<at::ScalarType>)>("gpuprim::sum");
+  return op.call(x, dim, keepdim, dtype);
+}
+
+at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
+                                            std::optional<at::ScalarType>)>("gpuprim::mean");
+  return op.call(x, dim, keepdim, dtype);
+}
+
 }  // namespace gpuprim

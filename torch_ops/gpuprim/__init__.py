@@ -27,6 +27,7 @@ from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
+from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
 
 __version__ = "0.1.0"
 
@@ -37,9 +38,11 @@ __all__ = [
     "deterministic",
     "is_deterministic",
     "is_validating",
+    "mean",
     "segment_reduce",
     "set_deterministic",
     "set_validate",
     "sort",
+    "sum",
     "validate",
 ]

@@ -37,4 +37,13 @@ at::Tensor segment_reduce_backward(const at::Tensor& grad, const at::Tensor& src
 // Bitwise deterministic on every device. Differentiable in x (the gradient scatters back).
 std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim = -1, bool descending = false);
 
+// Sum (mean) of floating x over dim (nullopt or {}: every dim), like torch.sum / torch.mean, rounded
+// once from an exact, order-independent accumulation: bitwise identical on every run, launch
+// configuration, input order and batch size, and between CPU and CUDA (always; no flag).
+// dtype (floating) sets the output dtype; default: x's dtype.
+at::Tensor sum(const at::Tensor& x, at::OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+               std::optional<at::ScalarType> dtype = std::nullopt);
+at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+                std::optional<at::ScalarType> dtype = std::nullopt);
+
 }  // namespace gpuprim

@@ -1,0 +1,37 @@
+// gpuprim::sum and gpuprim::mean — declarations shared by their CPU, CUDA, Meta and Autograd files.
+// Both ops live in this folder: mean is sum followed by one division, with the same kernels.
+#pragma once
+#include <ATen/ATen.h>
+#include <optional>
+#include <vector>
+
+namespace gpuprim {
+
+// What a sum/mean call reduces, checked without reading data.
+struct SumPlan {
+  std::vector<int64_t> permutation;  // kept dims (in order), then reduced dims (in order)
+  std::vector<bool> reduced;         // per input dim
+  int64_t kept_dims = 0;             // number of kept dims
+  at::ScalarType out_dtype;
+};
+
+// Validates x, dim (None or [] = every dim), and dtype (floating; None keeps x's dtype).
+SumPlan sum_check(const char* op, const at::Tensor& x, at::OptionalIntArrayRef dim,
+                  std::optional<at::ScalarType> dtype);
+
+// Output sizes (SymInt-safe, for Meta and autograd).
+std::vector<c10::SymInt> sum_out_sizes(const at::Tensor& x, const SumPlan& plan, bool keepdim);
+
+// x with the kept dims first and the reduced dims last, contiguous: a [rows, cols] matrix.
+at::Tensor sum_as_rows(const at::Tensor& x, const SumPlan& plan, int64_t& rows, int64_t& cols);
+
+// The test-only launch configuration knob (gpuprim._set_reduce_config): 0 = automatic.
+// CUDA: grid size (blocks) and block size (threads, a multiple of 32). CPU: chunks per row and
+// lanes (interleaved accumulators) per chunk, to simulate other chunkings. Results never depend on it.
+struct ReduceConfig {
+  int64_t blocks = 0;
+  int64_t threads = 0;
+};
+ReduceConfig reduce_config();
+
+}  // namespace gpuprim
