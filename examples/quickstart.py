@@ -43,6 +43,16 @@ def cases(device: str):
     yield ("bincount 256 bins", lambda: gpuprim.bincount(bins, 256), lambda: torch.bincount(bins, minlength=256), "equal")
     yield ("bincount weighted", lambda: gpuprim.bincount(bins, 256, weights),
            lambda: torch.bincount(bins, weights, minlength=256), "close")
+    yield ("sort fp32 rows", lambda: gpuprim.sort(rows, 1)[0], lambda: torch.sort(rows, dim=1, stable=True)[0], "equal")
+    yield ("argsort int64 1-D", lambda: gpuprim.argsort(bins), lambda: torch.sort(bins, stable=True)[1], "equal")
+    offsets = torch.tensor([0, 10, 10, 200, 256], device=device)
+    yield ("segment_reduce sum", lambda: gpuprim.segment_reduce(rows, offsets, "sum"),
+           lambda: torch.segment_reduce(rows, "sum", offsets=offsets, axis=0), "close")
+    yield ("segment_reduce max", lambda: gpuprim.segment_reduce(rows[:, :8], offsets, "max"),
+           lambda: torch.stack([rows[a:b, :8].amax(0) if b > a else torch.zeros(8, device=device)
+                                for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]), "equal")
+    yield ("sum fp32 (exact)", lambda: gpuprim.sum(values), lambda: values.double().sum().float(), "close")
+    yield ("mean rows", lambda: gpuprim.mean(rows, 1), lambda: rows.mean(1), "close")
 
 
 def main() -> None:

@@ -51,6 +51,19 @@ torch.cuda.synchronize(); print('smoke ok')
   echo "SMOKE FAILED (see above): the tests below will show where" | tee -a "$summary"
 fi
 
+phase "exception probe (argument errors raised in libgpuprim reach Python?)"
+for mode in fresh after_cuda after_graph; do
+  if ! timeout 60 "$python" scripts/exception_probe.py $mode >>"$out/build.log" 2>&1; then
+    echo "probe $mode: CRASHED" | tee -a "$summary"
+    if [ "$mode" = fresh ] && command -v cuda-gdb >/dev/null; then  # a C++ backtrace of the crash
+      timeout 90 cuda-gdb -batch -ex run -ex bt --args "$python" scripts/exception_probe.py fresh 2>&1 \
+        | grep -E "^#|signal|SIG" | head -40 | tee -a "$summary"
+    fi
+  else
+    grep "probe $mode" "$out/build.log" | tail -1 | tee -a "$summary"
+  fi
+done
+
 phase "tests"
 files=${TESTS:-}
 timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/test_logs" --jobs 5 --timeout 200 \

@@ -1,9 +1,13 @@
 """Runs each tests/test_*.py in its own pytest process (a CUDA fault then costs one file, not
 the whole run), a few at a time, and prints one combined summary line:
 
-    gpu-runner tests: N passed, N failed, N skipped, N errors (crashed files: ...)
+    gpu-runner tests: N passed, N failed, N skipped, N errors (crashed: ...)
 
-Usage: python3 scripts/run_tests_isolated.py LOG_DIR [--jobs 4] [--timeout 300] [pytest args...]
+When a file's process dies (segfault, abort), the test it died in is read from the traceback,
+recorded as crashed, and the rest of the file runs again without it (up to 3 times), so one
+crash does not hide the results of the tests after it.
+
+Usage: python3 scripts/run_tests_isolated.py LOG_DIR [--jobs 4] [--timeout 300] [--files ...] [pytest args...]
 """
 from __future__ import annotations
 
@@ -17,24 +21,52 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
+CRASH_SITE = re.compile(r'File "[^"]*/tests/(test_\w+\.py)", line \d+ in (test_\w+)')
 
 
-def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str]) -> tuple[str, dict, float, str]:
-    log = log_dir / f"{test_file.stem}.log"
-    start = time.time()
+def run_pytest(args: list[str], log: Path, timeout: int) -> tuple[str, str]:
     try:
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:logging",
-                               str(test_file), *extra], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-        output, status = proc.stdout + proc.stderr, ("ok" if proc.returncode in (0, 5) else f"rc={proc.returncode}")
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:logging", *args],
+                              cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        output, status = proc.stdout + proc.stderr, ("ok" if proc.returncode in (0, 1, 5) else f"rc={proc.returncode}")
     except subprocess.TimeoutExpired as e:
-        output, status = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+        raw = e.stdout or b""
+        output, status = (raw.decode(errors="replace") if isinstance(raw, bytes) else raw), "timeout"
     log.write_text(output)
-    tail = output.strip().splitlines()[-1] if output.strip() else ""
-    counts: dict = {}
-    for number, kind in COUNT.findall(tail):
-        kind = "errors" if kind.startswith("error") else kind
-        counts[kind] = counts.get(kind, 0) + int(number)
-    return test_file.name, counts, time.time() - start, status
+    return output, status
+
+
+OUTCOME = re.compile(r"^(\S+::\S+) (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)", re.M)
+
+
+def outcomes_of(output: str) -> dict:
+    """test id -> outcome, from pytest's verbose lines (present even when the process died)."""
+    return {test: outcome.lower() for test, outcome in OUTCOME.findall(output)}
+
+
+def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str]):
+    start = time.time()
+    excluded: list[str] = []
+    outcomes: dict = {}
+    statuses = []
+    for attempt in range(4):
+        args = [str(test_file), *extra] + (["-k", " and ".join(f"not {name}" for name in excluded)] if excluded else [])
+        output, status = run_pytest(args, log_dir / f"{test_file.stem}{'' if attempt == 0 else f'.rerun{attempt}'}.log",
+                                    timeout)
+        outcomes.update(outcomes_of(output))  # a rerun repeats earlier tests: count each test once
+        statuses.append(status)
+        crash = CRASH_SITE.findall(output.split("Current thread")[-1]) if status.startswith("rc=-") else []
+        if not crash or attempt == 3:
+            break
+        excluded.append(crash[0][1])  # rerun the rest of the file without the test it died in
+    totals: dict = {}
+    for outcome in outcomes.values():
+        kind = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors"}.get(outcome, outcome)
+        totals[kind] = totals.get(kind, 0) + 1
+    crashed = [f"{test_file.name}::{name}" for name in excluded]
+    if statuses[-1] not in ("ok",) and not excluded:
+        crashed.append(f"{test_file.name}({statuses[-1]})")
+    return test_file.name, totals, time.time() - start, statuses, crashed
 
 
 def main() -> None:
@@ -47,17 +79,18 @@ def main() -> None:
     args.log_dir.mkdir(parents=True, exist_ok=True)
     files = [Path(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
     totals = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
-    crashed = []
+    all_crashed = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for name, counts, seconds, status in pool.map(lambda f: run_file(f, args.log_dir, args.timeout, extra), files):
+        for name, counts, seconds, statuses, crashed in pool.map(
+                lambda f: run_file(f, args.log_dir, args.timeout, extra), files):
             for kind, number in counts.items():
                 totals[kind] = totals.get(kind, 0) + number
-            if status != "ok" and not counts.get("failed"):
-                crashed.append(f"{name}({status})")
-            print(f"  {name:<32} {status:<8} {seconds:6.1f}s  {counts}", flush=True)
+            all_crashed += crashed
+            print(f"  {name:<28} {','.join(statuses):<16} {seconds:6.1f}s  {counts}"
+                  + (f"  crashed in: {' '.join(crashed)}" if crashed else ""), flush=True)
     summary = ", ".join(f"{totals[k]} {k}" for k in ("passed", "failed", "skipped", "errors"))
-    print(f"gpu-runner tests: {summary}" + (f" (crashed files: {' '.join(crashed)})" if crashed else ""))
-    sys.exit(1 if totals["failed"] or totals["errors"] or crashed else 0)
+    print(f"gpu-runner tests: {summary}" + (f" (crashed: {' '.join(all_crashed)})" if all_crashed else ""))
+    sys.exit(1 if totals["failed"] or totals["errors"] or all_crashed else 0)
 
 
 if __name__ == "__main__":
