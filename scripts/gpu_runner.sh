@@ -9,8 +9,8 @@
 # default all), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
 # skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase).
 # OUT_DIR gets at most a handful of files (the device tool returns <= 8): summary.txt,
-# build.log, tests.log, bench.log, bench_summary.md and results.tar.gz (per-test-file logs,
-# benchmark JSON + PNG).
+# build.log, tests.log, bench.log, bench_summary.md, test_logs.tar.gz (per-test-file logs) and
+# bench_results.tar.gz (benchmark JSON + PNG).
 set -uo pipefail
 out=${1:?usage: gpu_runner.sh OUT_DIR}
 mkdir -p "$out"
@@ -38,6 +38,10 @@ if ! "$python" setup.py -q build_ext >"$out/build.log" 2>&1; then
   phase "BUILD FAILED"; exit 1
 fi
 echo "built in $((SECONDS - start))s" | tee -a "$summary"
+if [ "${BENCH:-all}" != "none" ]; then  # the CUB anchor harness builds while the tests run
+  (bash benchmarks/cub/build.sh "$work/cub" >"$work/cub_build.log" 2>&1 && touch "$work/cub/ok") &
+  cub_build_pid=$!
+fi
 
 phase "smoke (a hang here must not eat the run)"
 if ! timeout 90 "$python" -c "
@@ -71,11 +75,14 @@ timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/te
 grep "^gpu-runner tests:" "$out/tests.log" | tee -a "$summary"
 # The failure details of each file, for the summary.
 grep -h -E "^(FAILED|ERROR) " "$work"/test_logs/*.log 2>/dev/null | head -40 | tee -a "$summary"
+tar -czf "$out/test_logs.tar.gz" -C "$work" test_logs  # now, in case a later phase runs out of time
 
 if [ "${BENCH:-all}" != "none" ]; then
   phase "CUB anchors"
+  wait "$cub_build_pid"
+  cat "$work/cub_build.log" >>"$out/build.log"
   cub_bin=""
-  if bash benchmarks/cub/build.sh "$work/cub" >>"$out/build.log" 2>&1; then cub_bin="$work/cub/cub_anchors"; else echo "CUB harness failed to build (see build.log)" | tee -a "$summary"; fi
+  if [ -f "$work/cub/ok" ]; then cub_bin="$work/cub/cub_anchors"; else echo "CUB harness failed to build (see build.log)" | tee -a "$summary"; fi
   phase "benchmarks"
   only=${BENCH:-all}
   timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/run_all.py --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
@@ -84,5 +91,5 @@ if [ "${BENCH:-all}" != "none" ]; then
 fi
 
 phase "packing"
-tar -czf "$out/results.tar.gz" -C "$work" $(cd "$work" && ls -d test_logs bench 2>/dev/null)
+[ -d "$work/bench" ] && tar -czf "$out/bench_results.tar.gz" -C "$work" bench
 phase "done"
