@@ -171,3 +171,20 @@ def test_more_than_2pow31_elements():
     del out
     out = gpuprim.cumsum(x, exclusive=True, reverse=True)
     assert torch.equal(out[probes].cpu(), (n - 1 - probes).cpu())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("algo", ["three_pass", "single_pass"])
+def test_long_row_algorithms(algo, monkeypatch):
+    """Both long-row algorithms (GPUPRIM_SCAN_ALGO; three_pass is the default) against the reference,
+    bitwise reproducible, across tile and look-back group boundaries (4096-element tiles, 1024-tile groups)."""
+    monkeypatch.setenv("GPUPRIM_SCAN_ALGO", algo)
+    g = torch.Generator().manual_seed(7)
+    for shape in [(4097,), (300_001,), (4096 * 1024 + 5,), (4096 * 2048 * 3 + 17,), (5, 4096 * 1100), (129, 9000)]:
+        x = torch.randn(shape, generator=g, dtype=torch.float64).float().cuda()
+        for exclusive, reverse in MODES:
+            out = gpuprim.cumsum(x, -1, exclusive=exclusive, reverse=reverse)
+            assert_scan_close(out, x, -1, exclusive, reverse)
+        assert_deterministic(lambda: gpuprim.cumsum(x, -1), runs=3)
+        ints = torch.randint(-5, 5, shape, generator=g, dtype=torch.int32).cuda()
+        assert torch.equal(gpuprim.cumsum(ints, -1, reverse=True), reference_cumsum(ints, -1, False, True))

@@ -179,7 +179,11 @@ __global__ void __launch_bounds__(kTileThreads) tile_scan_kernel(const In* __res
 }
 
 // ---- single pass with deterministic look-back ---------------------------------------------------
-constexpr int kGroupTiles = kTileThreads;  // one earlier tile sum per thread when looking back
+// Tiles per look-back group. The chain of group prefixes is serial (one flag round trip per group,
+// a few microseconds), so a group must stream for longer than that: 256 tiles (4 MB of fp32) made
+// the chain the bottleneck on the H200 (1.39 ms for 256M fp32); 1024 tiles give 16 MB per hop.
+constexpr int kGroupPerThread = 4;
+constexpr int kGroupTiles = kTileThreads * kGroupPerThread;
 
 // A value published once by one block and read by others: value first, then a release flag.
 template <typename Acc>
@@ -240,16 +244,24 @@ __global__ void __launch_bounds__(kTileThreads) single_pass_scan_kernel(
     if (threadIdx.x == 0) publish(&tile_sums[t], tile_sum);
     __syncthreads();
 
-    // Fixed-order sum of the earlier tiles of this group (thread k holds tile group_first + k).
-    const int64_t peer = group_first + threadIdx.x;
+    // Fixed-order sum of the earlier tiles of this group: thread k adds tiles
+    // group_first + k*kGroupPerThread + (0..kGroupPerThread-1) in order, then a block reduction.
     const bool is_group_last = tile == group_first + kGroupTiles - 1 || tile == tiles_per_row - 1;
-    const Acc peer_sum = (peer < tile || (is_group_last && peer <= tile))
-                             ? wait_for(&tile_sums[row_first_tile + peer]) : Acc(0);
-    const Acc before_in_group = BlockReduce(temp.reduce).Sum(peer < tile ? peer_sum : Acc(0));
+    Acc before_part = Acc(0), group_part = Acc(0);
+#pragma unroll
+    for (int j = 0; j < kGroupPerThread; ++j) {
+      const int64_t peer = group_first + int64_t(threadIdx.x) * kGroupPerThread + j;
+      if (peer < tile || (is_group_last && peer <= tile)) {
+        const Acc value = wait_for(&tile_sums[row_first_tile + peer]);
+        if (peer < tile) before_part = before_part + value;
+        group_part = group_part + value;
+      }
+    }
+    const Acc before_in_group = BlockReduce(temp.reduce).Sum(before_part);
     __syncthreads();
     Acc group_sum = Acc(0);
     if (is_group_last) {
-      group_sum = BlockReduce(temp.reduce).Sum(peer_sum);
+      group_sum = BlockReduce(temp.reduce).Sum(group_part);
       __syncthreads();
     }
     if (threadIdx.x == 0) {
