@@ -1,17 +1,31 @@
 // Kernels of gpuprim::compact: CUB's DeviceSelect::Flagged (decoupled look-back, one pass, 64-bit
 // num_items in CCCL 3.0) on the elements as same-width unsigned words (compaction copies bits, so
-// the dtype only matters through its size). The output is zeroed first with cudaMemsetAsync so its
-// tail past the device-side count is zero; the count goes straight to device memory (no sync).
+// the dtype only matters through its size). The count goes straight to device memory, and a
+// grid-stride kernel then zeros out[count, n) reading count on the device (no host sync; it writes
+// only the tail, not the whole output as a memset before the select would).
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include <algorithm>
+
 #include "common/cuda_check.h"
+#include "common/device_info.h"
 #include "ops/compact/compact_launch.h"
 #include "prim/cub.cuh"
 
 namespace gpuprim {
 namespace {
+
+constexpr int kThreads = 256;
+
+// out[i] = 0 for i in [*count, n).
+template <typename Word>
+__global__ void zero_tail_kernel(Word* __restrict__ out, const int64_t* __restrict__ count, int64_t n) {
+  const int64_t begin = *count;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = begin + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = Word(0);
+}
 
 template <typename Word>
 void select_flagged(const void* x, const bool* flags, int64_t n, void* out, int64_t* count, Workspace& workspace,
@@ -22,6 +36,11 @@ void select_flagged(const void* x, const bool* flags, int64_t n, void* out, int6
   GPUPRIM_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes, in, flags, dst, count, n, stream));
   void* temp = workspace.allocate(temp_bytes == 0 ? 1 : temp_bytes);
   GPUPRIM_CUDA_CHECK(cub::DeviceSelect::Flagged(temp, temp_bytes, in, flags, dst, count, n, stream));
+  const DeviceInfo& info = current_device_info();
+  const int64_t resident = int64_t(info.sm_count) * std::max(1, info.max_threads_per_sm / kThreads);
+  const unsigned grid = static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, 2 * resident));
+  zero_tail_kernel<Word><<<grid, kThreads, 0, stream>>>(dst, count, n);
+  GPUPRIM_LAUNCH_CHECK();
 }
 
 }  // namespace
@@ -32,7 +51,6 @@ void compact_cuda_launch(const void* x, const bool* flags, int64_t n, int elemen
     GPUPRIM_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int64_t), stream));
     return;
   }
-  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(out, 0, size_t(n) * size_t(element_size), stream));
   switch (element_size) {
     case 1: return select_flagged<uint8_t>(x, flags, n, out, count, workspace, stream);
     case 2: return select_flagged<uint16_t>(x, flags, n, out, count, workspace, stream);
