@@ -16,7 +16,6 @@ class CompactFunction : public torch::autograd::Function<CompactFunction> {
                                                 const at::Tensor& mask) {
     at::AutoDispatchBelowADInplaceOrView guard;
     auto [out, count] = gpuprim::compact(x, mask);
-    ctx->saved_data["shape"] = x.sizes().vec();
     ctx->save_for_backward({mask});
     ctx->mark_non_differentiable({count});
     return {out, count};
@@ -25,12 +24,12 @@ class CompactFunction : public torch::autograd::Function<CompactFunction> {
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const at::Tensor& grad_out = grads[0];
-    const at::Tensor flags = ctx->get_saved_variables()[0].reshape({-1});
+    const at::Tensor mask = ctx->get_saved_variables()[0];
+    const at::Tensor flags = mask.reshape({-1});
     // Slot of each kept element in out: the number of kept elements before it.
     const at::Tensor slot = (at::cumsum(flags, 0, at::kLong) - 1).clamp_min(0);
-    const at::Tensor gathered = grad_out.numel() == 0 ? grad_out : grad_out.index_select(0, slot);
-    const at::Tensor grad_x = at::where(flags, gathered, at::zeros({}, grad_out.options()));
-    return {grad_x.reshape(ctx->saved_data["shape"].toIntVector()), at::Tensor()};
+    const at::Tensor grad_x = at::where(flags, grad_out.index_select(0, slot), at::zeros({}, grad_out.options()));
+    return {grad_x.reshape_symint(mask.sym_sizes()), at::Tensor()};
   }
 };
 
