@@ -45,7 +45,8 @@ void encode(const T* x, int n, T* unique, int64_t* counts, int64_t* num_runs, Wo
   using Word = typename WordOf<sizeof(T)>::type;
   const DeviceInfo& info = current_device_info();
   const int64_t resident = int64_t(info.sm_count) * std::max(1, info.max_threads_per_sm / kThreads);
-  const unsigned grid = static_cast<unsigned>(std::clamp<int64_t>((int64_t(n) + kThreads - 1) / kThreads, 1, 2 * resident));
+  const unsigned grid =
+      static_cast<unsigned>(std::clamp<int64_t>((int64_t(n) + kThreads - 1) / kThreads, 1, 2 * resident));
   zero_tails_kernel<Word><<<grid, kThreads, 0, stream>>>(reinterpret_cast<Word*>(unique), counts, num_runs, n);
   GPUPRIM_LAUNCH_CHECK();
 }
