@@ -55,4 +55,16 @@ at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim, 
   return op.call(x, dim, keepdim, dtype);
 }
 
+std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor& mask) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&)>("gpuprim::compact");
+  return op.call(x, mask);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&)>("gpuprim::run_length_encode");
+  return op.call(x);
+}
+
 }  // namespace gpuprim

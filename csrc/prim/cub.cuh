@@ -7,6 +7,8 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_select.cuh>
 #include <cuda/std/functional>
 
 namespace gpuprim {

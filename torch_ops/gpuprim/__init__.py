@@ -24,7 +24,9 @@ _load_library()
 from gpuprim._determinism import deterministic, is_deterministic, set_deterministic  # noqa: E402
 from gpuprim._validate import is_validating, set_validate, validate  # noqa: E402
 from gpuprim.bincount import bincount  # noqa: E402
+from gpuprim.compact import compact, masked_select  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
+from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
 from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
@@ -34,11 +36,14 @@ __version__ = "0.1.0"
 __all__ = [
     "argsort",
     "bincount",
+    "compact",
     "cumsum",
     "deterministic",
     "is_deterministic",
     "is_validating",
+    "masked_select",
     "mean",
+    "run_length_encode",
     "segment_reduce",
     "set_deterministic",
     "set_validate",

@@ -1,0 +1,68 @@
+"""gpuprim.compact vs torch.masked_select vs CUB DeviceSelect::If.
+
+python3 benchmarks/bench_compact.py --out DIR [--cub-bin PATH] [--quick]
+
+Bytes per call = the minimum any compaction of x by a bool mask must move: x read (4 B/elem for
+fp32), mask read (1 B/elem), kept elements written. gpuprim.compact also zero-fills the tail of its
+fixed-capacity output (4 B per dropped element, not counted: it is part of gpuprim's contract), and
+never syncs; torch.masked_select syncs to size its output. The CUB anchor (select_if_f32_half)
+selects with a predicate on the values, so it reads no mask: 4n + 4*kept bytes, a lower bound.
+Every case first checks that gpuprim's kept prefix equals torch.masked_select bitwise.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import gpuprim
+import torch
+
+import timing
+
+OP = "compact"
+N = 1 << 28  # 256M fp32: 1 GiB, 17x the H200's L2
+
+
+def _measure(case: str, n: int, dtype: torch.dtype, keep: float, cub_bin: Optional[str],
+             cub_case: Optional[str]) -> List[timing.Row]:
+    x = torch.randn(n, device=timing.DEVICE, dtype=torch.float32).to(dtype)
+    mask = torch.rand(n, device=timing.DEVICE) < keep
+    out, count = gpuprim.compact(x, mask)
+    expected = torch.masked_select(x, mask)
+    k = expected.numel()
+    if int(count) != k:
+        raise AssertionError(f"gpuprim.compact {case}: count {int(count)} != {k}")
+    timing.assert_equal(out[:k], expected, f"gpuprim.compact {case} kept elements")
+    del out, count, expected
+    common = dict(bytes_moved=n * (x.element_size() + 1) + k * x.element_size(), shape=(n,), dtype=dtype, numel=n,
+                  keep=keep)
+    rows = [
+        timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim.compact(x, mask)), **common),
+        timing.record(OP, case, "torch", timing.bench(lambda: torch.masked_select(x, mask)), **common),
+    ]
+    del x, mask
+    if cub_case:
+        rows += timing.cub_anchor(cub_bin, cub_case, n, op=OP, case=case, shape=(n,), dtype=torch.float32)
+    return rows
+
+
+def cases(quick: bool) -> List[dict]:
+    n = N // timing.size_divisor(quick)
+    return [
+        dict(case=f"fp32_{timing.human_count(n)}_keep50", n=n, dtype=torch.float32, keep=0.5,
+             cub_case="select_if_f32_half"),
+        dict(case=f"fp32_{timing.human_count(n)}_keep5", n=n, dtype=torch.float32, keep=0.05, cub_case=None),
+        dict(case=f"bf16_{timing.human_count(n)}_keep50", n=n, dtype=torch.bfloat16, keep=0.5, cub_case=None),
+    ]
+
+
+def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> List[timing.Row]:
+    todo = cases(quick)
+    rows: List[timing.Row] = []
+    for index, spec in enumerate(todo, 1):
+        timing.progress(index, len(todo), f"{OP} {spec['case']}")
+        rows += timing.run_case(OP, spec["case"], lambda: _measure(cub_bin=cub_bin, **spec))
+    return timing.finish(OP, rows, out_dir)
+
+
+if __name__ == "__main__":
+    timing.main(run, __doc__.splitlines()[0])

@@ -1,0 +1,66 @@
+"""gpuprim.run_length_encode vs torch.unique_consecutive(return_counts=True).
+
+python3 benchmarks/bench_run_length_encode.py --out DIR [--cub-bin PATH] [--quick]
+
+Bytes per call = x read + (unique + int64 count) written per run. gpuprim's fixed-capacity outputs
+are also zero-filled past num_runs (not counted), and it never syncs; torch.unique_consecutive
+syncs to size its outputs. No CUB anchor case exists yet (a DeviceRunLengthEncode::Encode case
+would be the natural one). Every case first checks gpuprim against torch exactly.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import gpuprim
+import torch
+
+import timing
+
+OP = "run_length_encode"
+N = 1 << 28  # 256M int32: 1 GiB
+
+
+def _measure(case: str, n: int, dtype: torch.dtype, mean_run: int, cub_bin: Optional[str]) -> List[timing.Row]:
+    del cub_bin  # no anchor case yet
+    # Runs of random lengths in [1, 2 * mean_run) of random values in [0, 4).
+    g = torch.Generator(device=timing.DEVICE).manual_seed(0)
+    lengths = torch.randint(1, 2 * mean_run, (n // mean_run + 1,), device=timing.DEVICE, generator=g)
+    values = torch.randint(0, 4, lengths.shape, device=timing.DEVICE, generator=g).to(dtype)
+    x = torch.repeat_interleave(values, lengths)[:n].contiguous()
+    del lengths, values
+    unique, counts, num_runs = gpuprim.run_length_encode(x)
+    ref_unique, ref_counts = torch.unique_consecutive(x, return_counts=True)
+    r = ref_counts.numel()
+    if int(num_runs) != r:
+        raise AssertionError(f"gpuprim.run_length_encode {case}: num_runs {int(num_runs)} != {r}")
+    timing.assert_equal(unique[:r], ref_unique, f"gpuprim.run_length_encode {case} unique")
+    timing.assert_equal(counts[:r], ref_counts, f"gpuprim.run_length_encode {case} counts")
+    del unique, counts, ref_unique, ref_counts
+    common = dict(bytes_moved=n * x.element_size() + r * (x.element_size() + 8), shape=(n,), dtype=dtype, numel=n,
+                  mean_run=mean_run)
+    return [
+        timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim.run_length_encode(x)), **common),
+        timing.record(OP, case, "torch",
+                      timing.bench(lambda: torch.unique_consecutive(x, return_counts=True)), **common),
+    ]
+
+
+def cases(quick: bool) -> List[dict]:
+    n = N // timing.size_divisor(quick)
+    return [
+        dict(case=f"int32_{timing.human_count(n)}_run8", n=n, dtype=torch.int32, mean_run=8),
+        dict(case=f"fp32_{timing.human_count(n)}_run2", n=n, dtype=torch.float32, mean_run=2),
+    ]
+
+
+def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> List[timing.Row]:
+    todo = cases(quick)
+    rows: List[timing.Row] = []
+    for index, spec in enumerate(todo, 1):
+        timing.progress(index, len(todo), f"{OP} {spec['case']}")
+        rows += timing.run_case(OP, spec["case"], lambda: _measure(cub_bin=cub_bin, **spec))
+    return timing.finish(OP, rows, out_dir)
+
+
+if __name__ == "__main__":
+    timing.main(run, __doc__.splitlines()[0])

@@ -1,0 +1,50 @@
+// CPU kernel of gpuprim::compact: the readable reference for the CUDA kernel.
+#include <torch/library.h>
+
+#include <cstring>
+
+#include "common/torch_utils.h"
+#include "ops/compact/compact.h"
+
+namespace gpuprim {
+
+void compact_check(const at::Tensor& x, const at::Tensor& mask) {
+  const auto type = x.scalar_type();
+  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true), "compact", "x",
+                      "a floating-point, integer or bool tensor", type);
+  GPUPRIM_CHECK_DTYPE(mask.scalar_type() == at::kBool, "compact", "mask", "a bool tensor", mask.scalar_type());
+  check_same_device("compact", x, "mask", mask);
+  GPUPRIM_CHECK_ARG(mask.sym_sizes() == x.sym_sizes(), "compact", "mask", c10::str("of x's shape ", x.sym_sizes()),
+                    mask.sym_sizes());
+}
+
+namespace {
+
+// out[k] = the k-th kept element of x (row-major order), bit copies; the tail stays zero.
+std::tuple<at::Tensor, at::Tensor> compact_cpu(const at::Tensor& x, const at::Tensor& mask) {
+  compact_check(x, mask);
+  const at::Tensor input = x.contiguous();
+  const at::Tensor flags = mask.contiguous();
+  at::Tensor out = at::zeros({x.numel()}, x.options());
+  at::Tensor count = at::empty({1}, x.options().dtype(at::kLong));
+  const int64_t n = x.numel();
+  const size_t size = x.element_size();
+  const auto* src = static_cast<const char*>(input.const_data_ptr());
+  auto* dst = static_cast<char*>(out.mutable_data_ptr());
+  const bool* keep = flags.const_data_ptr<bool>();
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (keep[i]) {
+      std::memcpy(dst + kept * size, src + i * size, size);
+      ++kept;
+    }
+  }
+  count.mutable_data_ptr<int64_t>()[0] = kept;
+  return {out, count};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { m.impl("compact", &compact_cpu); }
+
+}  // namespace gpuprim

@@ -1,0 +1,15 @@
+// ATen-free interface between compact_cuda.cpp (glue) and compact_cuda.cu (kernels).
+#pragma once
+#include <cuda_runtime.h>
+#include <cstdint>
+
+#include "common/workspace.h"
+
+namespace gpuprim {
+
+// out[0:count) = the elements x[i] (element_size bytes each, i in [0, n)) with flags[i], in order;
+// out[count:n) = zero bytes; *count written on the device. n >= 0; no host sync.
+void compact_cuda_launch(const void* x, const bool* flags, int64_t n, int element_size, void* out, int64_t* count,
+                         Workspace& workspace, cudaStream_t stream);
+
+}  // namespace gpuprim

@@ -1,0 +1,19 @@
+// Shape function of gpuprim::compact for fake tensors / torch.compile (SymInt-safe).
+#include <torch/library.h>
+
+#include "common/torch_utils.h"
+#include "ops/compact/compact.h"
+
+namespace gpuprim {
+namespace {
+
+std::tuple<at::Tensor, at::Tensor> compact_meta(const at::Tensor& x, const at::Tensor& mask) {
+  compact_check(x, mask);
+  return {at::empty_symint({x.sym_numel()}, x.options()), at::empty({1}, x.options().dtype(at::kLong))};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, Meta, m) { m.impl("compact", &compact_meta); }
+
+}  // namespace gpuprim

@@ -1,0 +1,206 @@
+"""gpuprim.compact / gpuprim.masked_select against torch.masked_select, on CPU and CUDA.
+
+A compaction has exactly one answer, so kept elements are compared bitwise (NaN payloads and the
+sign of zero survive), the tail must be zero bits, and count exact.
+"""
+import pytest
+import torch
+
+import gpuprim
+from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiles, check_no_sync_and_graph_capture,
+                       opcheck_sample_ok, run_opcheck)
+from samples import FLOAT_DTYPES, INT_DTYPES, ids, value_samples
+
+DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
+MASKS = ("random", "all", "none", "alternating", "first_last")
+
+
+def make_mask(x, kind, seed=7):
+    g = torch.Generator().manual_seed(seed)
+    n = x.numel()
+    if kind == "random":
+        flat = torch.rand(n, generator=g) < 0.5
+    elif kind == "all":
+        flat = torch.ones(n, dtype=torch.bool)
+    elif kind == "none":
+        flat = torch.zeros(n, dtype=torch.bool)
+    elif kind == "alternating":
+        flat = torch.arange(n) % 2 == 0
+    else:  # only the first and the last element
+        flat = torch.zeros(n, dtype=torch.bool)
+        if n:
+            flat[0] = flat[-1] = True
+    return flat.reshape(x.shape).to(x.device)
+
+
+def bits(t):
+    """The raw bits of t (floats as same-width ints, so NaN payloads and -0.0 compare exactly)."""
+    if t.is_floating_point():
+        return t.contiguous().view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+    return t
+
+
+def check_compact(x, mask):
+    out, count = gpuprim.compact(x, mask)
+    expected = torch.masked_select(bits(x), mask)  # bit copies of the kept elements, row-major
+    k = expected.numel()
+    assert out.dtype == x.dtype and out.shape == (x.numel(),) and out.device == x.device
+    assert count.dtype == torch.int64 and count.shape == (1,) and count.device == x.device
+    assert int(count) == k
+    assert torch.equal(bits(out)[:k].cpu(), expected.cpu()), "kept elements differ"
+    assert bool((bits(out)[k:] == 0).all()), "tail is not zero-filled"
+    return out, count
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kind", MASKS)
+def test_matches_masked_select(device, dtype, kind):
+    for sample in value_samples(device, dtype):
+        check_compact(sample.x, make_mask(sample.x, kind))
+
+
+def test_structured_cases(device):
+    for n in (1, 2, 31, 32, 33, 255, 256, 257, 4095, 4096, 4097, 65537, 300_001):
+        x = torch.arange(n, device=device, dtype=torch.int64)
+        for kind in MASKS:
+            check_compact(x, make_mask(x, kind, seed=n))
+        # A sparse mask, and a dense one with a single hole.
+        sparse = torch.zeros(n, dtype=torch.bool, device=device)
+        sparse[n // 2] = True
+        check_compact(x, sparse)
+        check_compact(x, ~sparse)
+
+
+def test_masked_select(device):
+    x = torch.randn(37, 129, device=device)
+    mask = make_mask(x, "random")
+    assert torch.equal(gpuprim.masked_select(x, mask), torch.masked_select(x, mask))
+    empty = torch.zeros(0, device=device)
+    assert gpuprim.masked_select(empty, empty.bool()).shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.int32, torch.bool, torch.bfloat16), ids=str)
+def test_opcheck(device, dtype):
+    for sample in value_samples(device, dtype):
+        if opcheck_sample_ok(sample.x):
+            run_opcheck(torch.ops.gpuprim.compact.default, (sample.x, make_mask(sample.x, "random")))
+
+
+def test_opcheck_requires_grad(device):
+    x = torch.randn(7, 33, device=device, dtype=torch.float64, requires_grad=True)
+    run_opcheck(torch.ops.gpuprim.compact.default, (x, make_mask(x, "random")))
+
+
+def test_gradcheck(device):
+    for shape in ((0,), (1,), (5,), (3, 7)):
+        x = torch.randn(*shape, device=device, dtype=torch.float64, requires_grad=True)
+        for kind in MASKS:
+            mask = make_mask(x, kind)
+            assert torch.autograd.gradcheck(lambda t: gpuprim.compact(t, mask)[0], (x,))
+            assert torch.autograd.gradgradcheck(lambda t: gpuprim.compact(t, mask)[0], (x,))
+
+
+def test_grad_matches_masked_select(device):
+    x = torch.randn(50, 40, device=device, requires_grad=True)
+    mask = make_mask(x, "random")
+    k = int(mask.sum())
+    g = torch.randn(x.numel(), device=device)
+    (ours,) = torch.autograd.grad(gpuprim.compact(x, mask)[0], x, g)
+    (theirs,) = torch.autograd.grad(torch.masked_select(x, mask), x, g[:k])
+    assert torch.equal(ours, theirs)
+    out, count = gpuprim.compact(x, mask)
+    assert out.requires_grad and not count.requires_grad
+
+
+def test_deterministic(device):
+    x = torch.randn(100_003, device=device)
+    mask = make_mask(x, "random")
+    assert_deterministic(lambda: gpuprim.compact(x, mask), runs=3)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compile(device, dynamic):
+    def f(x, mask):
+        out, count = gpuprim.compact(x * 2, mask)
+        return out + 1, count
+
+    for n in (300, 1001):
+        x = torch.randn(n, device=device)
+        check_compiles(f, x, make_mask(x, "random"), dynamic=dynamic)
+    x = torch.randn(8, 30, device=device)
+    check_compiles(f, x, make_mask(x, "alternating"), dynamic=dynamic)
+
+
+def test_compile_inductor_with_backward(device):
+    def step(x, mask):
+        out, _ = gpuprim.compact(x, mask)
+        return (out * torch.arange(out.numel(), device=x.device)).sum()
+
+    x = torch.randn(4, 100, device=device, requires_grad=True)
+    mask = make_mask(x, "random")
+    torch._dynamo.reset()
+    loss = torch.compile(step, fullgraph=True)(x, mask)
+    (grad,) = torch.autograd.grad(loss, x)
+    x2 = x.detach().clone().requires_grad_()
+    (grad_eager,) = torch.autograd.grad(step(x2, mask), x2)
+    torch.testing.assert_close(loss, step(x2, mask))
+    torch.testing.assert_close(grad, grad_eager)
+
+
+def test_bad_arguments(device):
+    x = torch.randn(3, 4, device=device)
+    with pytest.raises(TypeError, match="gpuprim.compact: mask must be a bool tensor, got Int"):
+        gpuprim.compact(x, torch.ones(3, 4, dtype=torch.int32, device=device))
+    with pytest.raises(ValueError, match="gpuprim.compact: mask must be of x's shape"):
+        gpuprim.compact(x, torch.ones(12, dtype=torch.bool, device=device))
+    with pytest.raises(TypeError, match="gpuprim.compact: x must be a floating-point, integer or bool tensor"):
+        gpuprim.compact(torch.zeros(3, dtype=torch.complex64, device=device), torch.ones(3, dtype=torch.bool,
+                                                                                        device=device))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_cuda_matches_cpu(dtype):
+    for sample in value_samples("cpu", dtype):
+        for kind in MASKS:
+            mask = make_mask(sample.x, kind)
+            cpu = gpuprim.compact(sample.x, mask)
+            cuda = gpuprim.compact(sample.x.cuda(), mask.cuda())
+            for a, b in zip(cpu, cuda):
+                assert_bitwise_equal(a, b.cpu(), f"{sample} {kind}")
+
+
+@pytest.mark.gpu
+def test_cuda_large_random():
+    for n in (1 << 20, (1 << 24) + 12345):
+        x = torch.randn(n, device="cuda")
+        mask = torch.rand(n, device="cuda") < 0.5
+        check_compact(x, mask)
+        check_compact(x.half(), mask)
+        check_compact(x.double(), mask)
+
+
+@pytest.mark.gpu
+def test_no_sync_and_graph_capture():
+    x = torch.randn(3, 100_000, device="cuda")
+    mask = torch.rand(3, 100_000, device="cuda") < 0.3
+    check_no_sync_and_graph_capture(lambda: gpuprim.compact(x, mask))
+    check_no_sync_and_graph_capture(lambda: gpuprim.compact(x.t(), mask.t()))  # non-contiguous
+    e = torch.zeros(0, device="cuda")
+    check_no_sync_and_graph_capture(lambda: gpuprim.compact(e, e.bool()))
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_more_than_2pow31_elements():
+    n = 2**31 + 4099
+    idx = torch.arange(n, device="cuda")
+    x = (idx % 251).to(torch.uint8)
+    mask = idx % 3 == 0
+    del idx
+    out, count = gpuprim.compact(x, mask)
+    k = (n + 2) // 3
+    assert int(count) == k
+    kept = torch.arange(k, device="cuda") * 3 % 251
+    assert torch.equal(out[:k], kept.to(torch.uint8))
+    assert bool((out[k:] == 0).all())

@@ -1,0 +1,138 @@
+"""gpuprim.run_length_encode against torch.unique_consecutive(return_counts=True), on CPU and CUDA.
+
+Runs split under the dtype's == (NaN != NaN, -0.0 == +0.0), as torch.unique_consecutive does;
+unique holds the bits of each run's first element. Compared exactly, tails must be zero.
+"""
+import pytest
+import torch
+
+import gpuprim
+from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiles, check_no_sync_and_graph_capture,
+                       opcheck_sample_ok, run_opcheck)
+from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
+
+DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
+
+
+def bits(t):
+    if t.is_floating_point():
+        return t.contiguous().view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+    return t
+
+
+def reference(x):
+    """torch.unique_consecutive on the CPU, with unique taken as the bits of each run's first element."""
+    xc = x.cpu()
+    _, counts = torch.unique_consecutive(xc, return_counts=True)
+    starts = torch.cumsum(counts, 0) - counts
+    return bits(xc)[starts], counts
+
+
+def runs_samples(device, dtype):
+    """1-D inputs: the shared matrix flattened, plus long and short runs of few values."""
+    g = torch.Generator().manual_seed(5)
+    xs = [s.x.reshape(-1) if s.x.dim() != 1 else s.x for s in value_samples(device, dtype)]
+    for n in (1, 100, 4097, 70_001):
+        values = torch.randint(0, 3, (n,), generator=g)
+        lengths = torch.randint(1, 40, (n,), generator=g)
+        x = torch.repeat_interleave(values, lengths)[:n]
+        xs.append(x.to(dtype).to(device))
+    xs.append(torch.zeros(3, dtype=dtype, device=device))
+    if dtype.is_floating_point:
+        xs.append(torch.tensor([float("nan")] * 3 + [-0.0, 0.0, -0.0, 1.0, 1.0, float("inf"), float("inf")],
+                               dtype=dtype, device=device))
+    return xs
+
+
+def check_rle(x):
+    unique, counts, num_runs = gpuprim.run_length_encode(x)
+    ref_unique, ref_counts = reference(x)
+    r = ref_counts.numel()
+    n = x.numel()
+    assert unique.dtype == x.dtype and unique.shape == (n,) and unique.device == x.device
+    assert counts.dtype == torch.int64 and counts.shape == (n,)
+    assert num_runs.dtype == torch.int64 and num_runs.shape == (1,) and num_runs.device == x.device
+    assert int(num_runs) == r
+    assert torch.equal(bits(unique)[:r].cpu(), ref_unique)
+    assert torch.equal(counts[:r].cpu(), ref_counts)
+    assert bool((bits(unique)[r:] == 0).all()) and bool((counts[r:] == 0).all()), "tails are not zero"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_matches_unique_consecutive(device, dtype):
+    for x in runs_samples(device, dtype):
+        check_rle(x)
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.int64, torch.bool, torch.float16), ids=str)
+def test_opcheck(device, dtype):
+    for x in runs_samples(device, dtype):
+        if opcheck_sample_ok(x):
+            run_opcheck(torch.ops.gpuprim.run_length_encode.default, (x,))
+
+
+def test_not_differentiable(device):
+    x = torch.tensor([1.0, 1.0, 2.0], device=device, requires_grad=True)
+    unique, _, _ = gpuprim.run_length_encode(x)
+    with pytest.raises(RuntimeError):
+        unique.sum().backward()
+
+
+def test_deterministic(device):
+    x = torch.randint(0, 4, (100_003,), device=device)
+    assert_deterministic(lambda: gpuprim.run_length_encode(x), runs=3)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compile(device, dynamic):
+    def f(x):
+        unique, counts, num_runs = gpuprim.run_length_encode(x + 1)
+        return unique * 2, counts, num_runs
+
+    for n in (300, 1001):
+        check_compiles(f, torch.randint(0, 3, (n,), device=device), dynamic=dynamic)
+
+
+def test_bad_arguments(device):
+    with pytest.raises(ValueError, match="gpuprim.run_length_encode: x must be 1-D, got 2-D tensor"):
+        gpuprim.run_length_encode(torch.zeros(2, 3, device=device))
+    with pytest.raises(TypeError, match="gpuprim.run_length_encode: x must be a floating-point, integer or bool"):
+        gpuprim.run_length_encode(torch.zeros(3, dtype=torch.complex64, device=device))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_cuda_matches_cpu(dtype):
+    for x in runs_samples("cpu", dtype):
+        cpu = gpuprim.run_length_encode(x)
+        cuda = gpuprim.run_length_encode(x.cuda())
+        for a, b in zip(cpu, cuda):
+            assert_bitwise_equal(a, b.cpu(), f"{dtype} n={x.numel()}")
+
+
+@pytest.mark.gpu
+def test_cuda_large():
+    g = torch.Generator().manual_seed(3)
+    for n in (1 << 20, (1 << 24) + 777):
+        x = torch.repeat_interleave(torch.randint(0, 5, (n,), generator=g), torch.randint(1, 9, (n,), generator=g))[:n]
+        check_rle(x.cuda())
+        check_rle(x.cuda().float())
+
+
+@pytest.mark.gpu
+def test_no_sync_and_graph_capture():
+    x = torch.randint(0, 3, (300_000,), device="cuda")
+    check_no_sync_and_graph_capture(lambda: gpuprim.run_length_encode(x))
+    check_no_sync_and_graph_capture(lambda: gpuprim.run_length_encode(x[::3]))  # non-contiguous
+    e = torch.zeros(0, device="cuda")
+    check_no_sync_and_graph_capture(lambda: gpuprim.run_length_encode(e))
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_cuda_size_limit():
+    x = torch.zeros(2**31, dtype=torch.uint8, device="cuda")
+    with pytest.raises(ValueError, match=r"gpuprim.run_length_encode: x must be at most 2\^31 - 1 elements on CUDA"):
+        gpuprim.run_length_encode(x)
+    unique, counts, num_runs = gpuprim.run_length_encode(x[:-1])  # the largest size CUB accepts
+    assert int(num_runs) == 1 and int(counts[0]) == 2**31 - 1 and int(counts[1]) == 0

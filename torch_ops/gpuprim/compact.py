@@ -1,0 +1,39 @@
+"""gpuprim.compact (stream compaction: fixed-capacity output, device-side count) and
+gpuprim.masked_select (exact size, syncs)."""
+from __future__ import annotations
+
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+
+def compact(x: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:
+    """Keeps the elements of ``x`` where ``mask`` is set, in order, without a host sync.
+
+    Args:
+        x: tensor of any shape; bool, integer or floating dtype. Flattened row-major
+            (non-contiguous inputs are read as if made contiguous).
+        mask: bool tensor of ``x``'s shape, on ``x``'s device.
+
+    Returns:
+        ``(out, count)``: ``out`` is 1-D with ``x.numel()`` elements of ``x``'s dtype: the kept
+        elements first (bit copies, in row-major order, like ``x[mask]``), then the tail ZERO-filled;
+        ``count`` is a 1-element int64 tensor on ``x``'s device, the number kept. ``out[:count]``
+        equals ``torch.masked_select(x, mask)``.
+
+    Deterministic (a compaction has one answer). Differentiable in floating ``x``: the gradient of
+    ``x`` is ``grad_out`` gathered back to the kept positions, zero elsewhere (the tail of ``out``
+    gets no gradient to anything). CUDA: CUB's DeviceSelect::Flagged (64-bit sizes).
+    """
+    out, count = torch.ops.gpuprim.compact.default(x, mask)
+    return out, count
+
+
+def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    """Exact-size ``torch.masked_select(x, mask)`` (same shapes, no broadcasting) on top of
+    :func:`compact`. SYNCS with the host (reads the count to size the result): use
+    :func:`compact` to stay asynchronous or CUDA-graph capturable. Not torch.compile-friendly
+    without graph breaks (data-dependent output size)."""
+    out, count = compact(x, mask)
+    return out[: int(count.item())]
