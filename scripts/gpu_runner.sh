@@ -7,7 +7,8 @@
 #
 # Environment: PYTHON (default python3), TORCH_CUDA_ARCH_LIST (default 9.0), TESTS (test files,
 # default all), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
-# skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase).
+# skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase),
+# TEST_JOBS (test files run at once), TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds).
 # OUT_DIR gets at most a handful of files (the device tool returns <= 8): summary.txt,
 # build.log, tests.log, bench.log, bench_summary.md, test_logs.tar.gz (per-test-file logs) and
 # bench_results.tar.gz (benchmark JSON + PNG).
@@ -70,7 +71,7 @@ done
 
 phase "tests"
 files=${TESTS:-}
-timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/test_logs" --jobs 5 --timeout 200 \
+timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/test_logs" --jobs "${TEST_JOBS:-5}" --timeout "${TEST_FILE_TIMEOUT:-200}" \
   ${files:+--files $files} -rfE 2>&1 | tee "$out/tests.log"
 grep "^gpu-runner tests:" "$out/tests.log" | tee -a "$summary"
 # The failure details of each file, for the summary.
