@@ -39,6 +39,11 @@ if ! "$python" setup.py -q build_ext >"$out/build.log" 2>&1; then
   phase "BUILD FAILED"; exit 1
 fi
 echo "built in $((SECONDS - start))s" | tee -a "$summary"
+# Link diagnostics: a static libstdc++ inside the library crashed error messages once (see CMakeLists.txt).
+{ echo "LDFLAGS='${LDFLAGS:-}' CXXFLAGS='${CXXFLAGS:-}' $(c++ --version | head -1)"
+  echo "libstdc++ internals defined in libgpuprim.so: $(nm -D --defined-only -C torch_ops/gpuprim/lib/libgpuprim.so | grep -c 'std::codecvt<')"
+  ldd torch_ops/gpuprim/lib/libgpuprim.so | grep -E "stdc|cudart"
+  ninja -C "${GPUPRIM_BUILD_DIR:-build/cmake}" -t commands gpuprim 2>/dev/null | tail -1 | cut -c1-1500; } >>"$summary" 2>&1
 if [ "${BENCH:-all}" != "none" ]; then  # the CUB anchor harness builds while the tests run
   (bash benchmarks/cub/build.sh "$work/cub" >"$work/cub_build.log" 2>&1 && touch "$work/cub/ok") &
   cub_build_pid=$!

@@ -33,3 +33,17 @@ def test_cpu_only_build(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "cpu-only build ok" in result.stdout
     assert not list(tmp_path.glob("CMakeFiles/gpuprim.dir/**/*.cu.o")), "a CPU-only build compiled CUDA code"
+
+
+def test_library_uses_the_shared_libstdcxx():
+    """A static libstdc++ inside libgpuprim.so (seen once on the H200 machine, through CMake's CUDA
+    implicit link libraries) gives a second copy of iostreams whose locale is never set up: the first
+    error message that formats a number segfaults. Its symbols must not be defined in our library."""
+    import gpuprim
+
+    library = Path(gpuprim.__file__).parent / "lib" / "libgpuprim.so"
+    result = subprocess.run(["nm", "-D", "--defined-only", "-C", str(library)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    own_copies = [line for line in result.stdout.splitlines()
+                  if "std::codecvt<" in line or "std::basic_ostream<char, std::char_traits<char> >::_M_insert" in line]
+    assert not own_copies, f"libgpuprim.so defines libstdc++ internals (static libstdc++): {own_copies[:3]}"

@@ -1,11 +1,15 @@
 // ATen-free interface between segment_reduce_cuda.cpp (glue) and segment_reduce_cuda.cu (kernels).
 #pragma once
-#include <cuda_runtime.h>
 #include <cstdint>
 
 #include "common/dtype.h"
 #include "common/workspace.h"
 #include "prim/segment_offsets.h"
+
+// cudaStream_t exactly as CUDA's driver_types.h declares it: segment_reduce.h includes this header
+// from the CPU kernels too, and a CPU-only build has no CUDA headers.
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
 
 namespace gpuprim {
 
