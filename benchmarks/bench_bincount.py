@@ -60,20 +60,16 @@ def _measure_weighted(case: str, n: int, num_bins: int, deterministic: bool) -> 
 def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> List[timing.Row]:
     n = N // timing.size_divisor(quick)
     size = timing.human_count(n)
-    todo = [
-        (f"uniform_256bins_{size}", lambda case: _measure_counts(case, n, 256, False, cub_bin)),
-        (f"allsame_256bins_{size}", lambda case: _measure_counts(case, n, 256, True, cub_bin)),
-        (f"uniform_8bins_{size}", lambda case: _measure_counts(case, n, 8, False, cub_bin)),
-        (f"uniform_4096bins_{size}", lambda case: _measure_counts(case, n, 4096, False, cub_bin)),
-        (f"weighted_f32_256bins_{size}", lambda case: _measure_weighted(case, n, 256, deterministic=False)),
-        (f"weighted_f32_256bins_{size}_deterministic", lambda case: _measure_weighted(case, n, 256, deterministic=True)),
+    specs = [
+        dict(case=f"uniform_256bins_{size}", measure=lambda case: _measure_counts(case, n, 256, False, cub_bin)),
+        dict(case=f"allsame_256bins_{size}", measure=lambda case: _measure_counts(case, n, 256, True, cub_bin)),
+        dict(case=f"uniform_8bins_{size}", measure=lambda case: _measure_counts(case, n, 8, False, cub_bin)),
+        dict(case=f"uniform_4096bins_{size}", measure=lambda case: _measure_counts(case, n, 4096, False, cub_bin)),
+        dict(case=f"weighted_f32_256bins_{size}", measure=lambda case: _measure_weighted(case, n, 256, deterministic=False)),
+        dict(case=f"weighted_f32_256bins_{size}_deterministic",
+             measure=lambda case: _measure_weighted(case, n, 256, deterministic=True)),
     ]
-    rows: List[timing.Row] = []
-    for index, (case, measure) in enumerate(todo, 1):
-        timing.progress(index, len(todo), f"{OP} {case}")
-        rows += timing.run_case(OP, case, lambda: measure(case))
-        timing.save_partial(OP, rows, out_dir)
-    return timing.finish(OP, rows, out_dir)
+    return timing.run_cases(OP, specs, lambda case, measure: measure(case), out_dir)
 
 
 if __name__ == "__main__":

@@ -89,12 +89,7 @@ def cases(quick: bool) -> List[dict]:
 
 
 def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> List[timing.Row]:
-    todo = cases(quick)
-    rows: List[timing.Row] = []
-    for index, spec in enumerate(todo, 1):
-        timing.progress(index, len(todo), f"{OP} {spec['case']}")
-        rows += timing.run_case(OP, spec["case"], lambda: _measure(cub_bin=cub_bin, **spec))
-    return timing.finish(OP, rows, out_dir)
+    return timing.run_cases(OP, cases(quick), lambda **spec: _measure(cub_bin=cub_bin, **spec), out_dir)
 
 
 if __name__ == "__main__":

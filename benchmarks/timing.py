@@ -335,6 +335,17 @@ def save_partial(op: str, rows: List[Row], out_dir: str) -> None:
     write_results(op, rows, out_dir, collect_meta(), complete=False)
 
 
+def run_cases(op: str, specs: List[dict], measure: Callable[..., List[Row]], out_dir: str) -> List[Row]:
+    """Every bench_<op>.run: measure(**spec) for each case spec (a dict with at least 'case'), with a
+    progress line, results saved after each case (a later hang keeps them), then finish()."""
+    rows: List[Row] = []
+    for index, spec in enumerate(specs, 1):
+        progress(index, len(specs), f"{op} {spec['case']}")
+        rows += run_case(op, spec["case"], lambda: measure(**spec))
+        save_partial(op, rows, out_dir)
+    return finish(op, rows, out_dir)
+
+
 def finish(op: str, rows: List[Row], out_dir: str) -> List[Row]:
     """The common tail of every bench module's run(): ratios, table, JSON + PNG."""
     add_ratios(rows)
