@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiles, check_no_sync_and_graph_capture,
-                       opcheck_sample_ok, run_opcheck)
+from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
+                       check_no_sync_and_graph_capture, opcheck_sample_ok, run_opcheck)
 from samples import FLOAT_DTYPES, INT_DTYPES, ids, value_samples
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
@@ -138,13 +138,7 @@ def test_compile_inductor_with_backward(device):
 
     x = torch.randn(4, 100, device=device, requires_grad=True)
     mask = make_mask(x, "random")
-    torch._dynamo.reset()
-    loss = torch.compile(step, fullgraph=True)(x, mask)
-    (grad,) = torch.autograd.grad(loss, x)
-    x2 = x.detach().clone().requires_grad_()
-    (grad_eager,) = torch.autograd.grad(step(x2, mask), x2)
-    torch.testing.assert_close(loss, step(x2, mask))
-    torch.testing.assert_close(grad, grad_eager)
+    check_compiled_backward(step, x, mask)
 
 
 def test_bad_arguments(device):

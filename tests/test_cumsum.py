@@ -3,8 +3,8 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_deterministic, check_compiles, check_no_sync_and_graph_capture, opcheck_sample_ok,
-                       run_opcheck)
+from op_checks import (assert_deterministic, check_compiled_backward, check_compiles, check_no_sync_and_graph_capture,
+                       opcheck_sample_ok, run_opcheck)
 from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
@@ -135,14 +135,7 @@ def test_compile_inductor_with_backward(device):
         return gpuprim.cumsum(x, -1, reverse=True).square().sum()
 
     x = torch.randn(4, 100, device=device, requires_grad=True)
-    torch._dynamo.reset()
-    compiled = torch.compile(step, fullgraph=True)
-    loss = compiled(x)
-    (grad,) = torch.autograd.grad(loss, x)
-    x2 = x.detach().clone().requires_grad_()
-    (grad_eager,) = torch.autograd.grad(step(x2), x2)
-    torch.testing.assert_close(loss, step(x2))
-    torch.testing.assert_close(grad, grad_eager)
+    check_compiled_backward(step, x)
 
 
 @pytest.mark.gpu

@@ -3,8 +3,8 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiles, check_no_sync_and_graph_capture,
-                       opcheck_sample_ok, run_opcheck)
+from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
+                       check_no_sync_and_graph_capture, opcheck_sample_ok, run_opcheck)
 from samples import FLOAT_DTYPES, INDEX_DTYPES
 
 REDUCTIONS = ("sum", "mean", "max", "min")
@@ -295,14 +295,7 @@ def test_compile_inductor_with_backward(device, reduce):
 
     x = torch.randn(40, 16, device=device, requires_grad=True)
     offsets = lengths_to_offsets([10, 0, 25, 5]).to(device)
-    torch._dynamo.reset()
-    compiled = torch.compile(step, fullgraph=True, dynamic=True)
-    loss = compiled(x, offsets)
-    (grad,) = torch.autograd.grad(loss, x)
-    x2 = x.detach().clone().requires_grad_()
-    (grad_eager,) = torch.autograd.grad(step(x2, offsets), x2)
-    torch.testing.assert_close(loss, step(x2, offsets))
-    torch.testing.assert_close(grad, grad_eager)
+    check_compiled_backward(step, x, offsets, dynamic=True)
 
 
 def test_cpp_api_and_ops_agree(device):

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiles, check_no_sync_and_graph_capture,
-                       opcheck_sample_ok, run_opcheck)
+from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
+                       check_no_sync_and_graph_capture, opcheck_sample_ok, run_opcheck)
 from samples import FLOAT_DTYPES, value_samples
 
 HAS_CUDA = torch.cuda.is_available()
@@ -365,14 +365,7 @@ def test_compile_inductor_with_backward(device):
         return gpuprim.mean(gpuprim.sum(x, -1).square())
 
     x = torch.randn(4, 100, device=device, requires_grad=True)
-    torch._dynamo.reset()
-    compiled = torch.compile(step, fullgraph=True)
-    loss = compiled(x)
-    (grad,) = torch.autograd.grad(loss, x)
-    x2 = x.detach().clone().requires_grad_()
-    (grad_eager,) = torch.autograd.grad(step(x2), x2)
-    torch.testing.assert_close(loss, step(x2))
-    torch.testing.assert_close(grad, grad_eager)
+    check_compiled_backward(step, x)
 
 
 def test_cpp_config_knob_registered():
