@@ -14,6 +14,11 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("bincount(Tensor x, int num_bins, Tensor? weights=None, *, bool? deterministic=None)"
         " -> (Tensor counts, Tensor overflow)",
         tags);
+  // bins equal-width bins over [lo, hi) of x (any shape, flattened): counts like bincount's (int64,
+  // or sums of weights), values outside [lo, hi) and NaN dropped and counted in overflow. No host sync.
+  m.def("histogram(Tensor x, int bins, float lo, float hi, Tensor? weights=None, *, bool? deterministic=None)"
+        " -> (Tensor counts, Tensor overflow)",
+        tags);
 
   // Reduction (sum, mean, max, min) of the CSR segments offsets[s]:offsets[s+1] of src along dim:
   // [..., num_segments, ...] with num_segments = len(offsets) - 1; empty segments give 0. Floating src

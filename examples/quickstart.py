@@ -43,6 +43,8 @@ def cases(device: str):
     yield ("bincount 256 bins", lambda: gpuprim.bincount(bins, 256), lambda: torch.bincount(bins, minlength=256), "equal")
     yield ("bincount weighted", lambda: gpuprim.bincount(bins, 256, weights),
            lambda: torch.bincount(bins, weights, minlength=256), "close")
+    yield ("histogram 64 bins", lambda: gpuprim.histogram(values, 64, -3.0, 3.0).double(),
+           lambda: torch.histc(values, 64, -3.0, 3.0).double(), "close")
     yield ("sort fp32 rows", lambda: gpuprim.sort(rows, 1)[0], lambda: torch.sort(rows, dim=1, stable=True)[0], "equal")
     yield ("argsort int64 1-D", lambda: gpuprim.argsort(bins), lambda: torch.sort(bins, stable=True)[1], "equal")
     offsets = torch.tensor([0, 10, 10, 200, 256], device=device)

@@ -24,6 +24,16 @@ std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bin
   return op.call(x, num_bins, weights, deterministic);
 }
 
+std::tuple<at::Tensor, at::Tensor> histogram(const at::Tensor& x, int64_t bins, double lo, double hi,
+                                             const std::optional<at::Tensor>& weights,
+                                             std::optional<bool> deterministic) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, double, double,
+                                                 const std::optional<at::Tensor>&, std::optional<bool>)>(
+          "gpuprim::histogram");
+  return op.call(x, bins, lo, hi, weights, deterministic);
+}
+
 at::Tensor segment_reduce(const at::Tensor& src, const at::Tensor& offsets, c10::string_view reduce, int64_t dim) {
   static const auto op =
       find_op<at::Tensor(const at::Tensor&, const at::Tensor&, c10::string_view, int64_t)>("gpuprim::segment_reduce");

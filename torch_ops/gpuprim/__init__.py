@@ -26,6 +26,7 @@ from gpuprim._validate import is_validating, set_validate, validate  # noqa: E40
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact, masked_select  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
+from gpuprim.histogram import histogram  # noqa: E402
 from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
@@ -39,6 +40,7 @@ __all__ = [
     "compact",
     "cumsum",
     "deterministic",
+    "histogram",
     "is_deterministic",
     "is_validating",
     "masked_select",

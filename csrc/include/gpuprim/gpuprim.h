@@ -22,6 +22,11 @@ std::tuple<at::Tensor, at::Tensor> bincount(const at::Tensor& x, int64_t num_bin
                                             const std::optional<at::Tensor>& weights = std::nullopt,
                                             std::optional<bool> deterministic = std::nullopt);
 
+// (counts [bins], overflow [1]): equal-width bins over [lo, hi) of x (any shape), as bincount's.
+std::tuple<at::Tensor, at::Tensor> histogram(const at::Tensor& x, int64_t bins, double lo, double hi,
+                                             const std::optional<at::Tensor>& weights = std::nullopt,
+                                             std::optional<bool> deterministic = std::nullopt);
+
 // Reduces the CSR segments offsets[s]:offsets[s+1] (1-D int32/int64, num_segments + 1 entries) of src along
 // dim with reduce = "sum", "mean", "max" or "min": src's shape with sizes[dim] = num_segments. Empty segments
 // give 0; max/min propagate NaN; fp16/bf16 accumulate in fp32. Differentiable in src (max/min: the gradient
