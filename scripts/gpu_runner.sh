@@ -76,7 +76,8 @@ done
 
 phase "tests"
 files=${TESTS:-}
-timeout "${TEST_TIMEOUT:-330}" "$python" scripts/run_tests_isolated.py "$work/test_logs" --jobs "${TEST_JOBS:-5}" --timeout "${TEST_FILE_TIMEOUT:-200}" \
+timeout $(( ${TEST_TIMEOUT:-330} + 60 )) "$python" scripts/run_tests_isolated.py "$work/test_logs" \
+  --jobs "${TEST_JOBS:-5}" --timeout "${TEST_FILE_TIMEOUT:-200}" --deadline "${TEST_TIMEOUT:-330}" \
   ${files:+--files $files} -rfE 2>&1 | tee "$out/tests.log"
 grep "^gpu-runner tests:" "$out/tests.log" | tee -a "$summary"
 # The failure details of each file, for the summary.

@@ -7,7 +7,11 @@ When a file's process dies (segfault, abort), the test it died in is read from t
 recorded as crashed, and the rest of the file runs again without it (up to 3 times), so one
 crash does not hide the results of the tests after it.
 
-Usage: python3 scripts/run_tests_isolated.py LOG_DIR [--jobs 4] [--timeout 300] [--files ...] [pytest args...]
+A --deadline (seconds for the whole run) shortens the last runs so that the summary line is
+always printed: an outer `timeout` would kill this script before it.
+
+Usage: python3 scripts/run_tests_isolated.py LOG_DIR [--jobs 4] [--timeout 300] [--deadline S] [--files ...]
+       [pytest args...]
 """
 from __future__ import annotations
 
@@ -44,15 +48,19 @@ def outcomes_of(output: str) -> dict:
     return {test: outcome.lower() for test, outcome in OUTCOME.findall(output)}
 
 
-def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str]):
+def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], deadline: float):
     start = time.time()
     excluded: list[str] = []
     outcomes: dict = {}
     statuses = []
     for attempt in range(4):
+        remaining = int(deadline - time.time())
+        if remaining < 10:
+            statuses.append("no-time")
+            break
         args = [str(test_file), *extra] + (["-k", " and ".join(f"not {name}" for name in excluded)] if excluded else [])
         output, status = run_pytest(args, log_dir / f"{test_file.stem}{'' if attempt == 0 else f'.rerun{attempt}'}.log",
-                                    timeout)
+                                    min(timeout, remaining))
         outcomes.update(outcomes_of(output))  # a rerun repeats earlier tests: count each test once
         statuses.append(status)
         crash = CRASH_SITE.findall(output.split("Current thread")[-1]) if status.startswith("rc=-") else []
@@ -64,7 +72,7 @@ def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str]):
         kind = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors"}.get(outcome, outcome)
         totals[kind] = totals.get(kind, 0) + 1
     crashed = [f"{test_file.name}::{name}" for name in excluded]
-    if statuses[-1] not in ("ok",) and not excluded:
+    if statuses and statuses[-1] != "ok":  # the last run also died, timed out, or had no time left
         crashed.append(f"{test_file.name}({statuses[-1]})")
     return test_file.name, totals, time.time() - start, statuses, crashed
 
@@ -74,15 +82,17 @@ def main() -> None:
     parser.add_argument("log_dir", type=Path)
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--timeout", type=int, default=300)
+    parser.add_argument("--deadline", type=int, default=3600, help="seconds for the whole run")
     parser.add_argument("--files", nargs="*", help="test files (default: tests/test_*.py)")
     args, extra = parser.parse_known_args()
     args.log_dir.mkdir(parents=True, exist_ok=True)
     files = [Path(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
     totals = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
     all_crashed = []
+    deadline = time.time() + args.deadline
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for name, counts, seconds, statuses, crashed in pool.map(
-                lambda f: run_file(f, args.log_dir, args.timeout, extra), files):
+                lambda f: run_file(f, args.log_dir, args.timeout, extra, deadline), files):
             for kind, number in counts.items():
                 totals[kind] = totals.get(kind, 0) + number
             all_crashed += crashed
