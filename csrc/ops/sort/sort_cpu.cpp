@@ -54,28 +54,35 @@ void sort_rows(const T* in, T* values, int64_t* indices, int64_t rows, int64_t n
 }
 
 std::tuple<at::Tensor, at::Tensor> sort_cpu(const at::Tensor& x, int64_t dim, bool descending) {
+  return sort_along_dim(x, dim, [descending](const at::Tensor& input, at::Tensor& values, at::Tensor& indices,
+                                             int64_t rows, int64_t n) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_sort_cpu", [&] {
+      sort_rows<scalar_t>(input.const_data_ptr<scalar_t>(), values.mutable_data_ptr<scalar_t>(),
+                          indices.mutable_data_ptr<int64_t>(), rows, n, descending);
+    });
+  });
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> sort_along_dim(const at::Tensor& x, int64_t dim, const SortRows& sort_rows) {
   dim = sort_check(x, dim);
   at::Tensor values = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
   at::Tensor indices = at::empty(x.sizes(), x.options().dtype(at::kLong).memory_format(at::MemoryFormat::Contiguous));
   if (x.numel() == 0) return {values, indices};
-  // Sort along the last dim of a contiguous copy with `dim` moved last, then move it back.
+  // The kernels sort the rows of a contiguous [rows, n] layout: move `dim` last, and back after.
   const bool last = x.dim() == 0 || dim == x.dim() - 1;
   const at::Tensor input = last ? x.contiguous() : x.movedim(dim, -1).contiguous();
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
   at::Tensor sorted_values = last ? values : at::empty(input.sizes(), input.options());
   at::Tensor sorted_indices = last ? indices : at::empty(input.sizes(), input.options().dtype(at::kLong));
-  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_sort_cpu", [&] {
-    sort_rows<scalar_t>(input.const_data_ptr<scalar_t>(), sorted_values.mutable_data_ptr<scalar_t>(),
-                        sorted_indices.mutable_data_ptr<int64_t>(), input.numel() / n, n, descending);
-  });
+  sort_rows(input, sorted_values, sorted_indices, input.numel() / n, n);
   if (!last) {
     values.copy_(sorted_values.movedim(-1, dim));
     indices.copy_(sorted_indices.movedim(-1, dim));
   }
   return {values, indices};
 }
-
-}  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { m.impl("sort", &sort_cpu); }
 
