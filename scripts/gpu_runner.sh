@@ -40,7 +40,10 @@ if ! "$python" setup.py -q build_ext >"$out/build.log" 2>&1; then
 fi
 echo "built in $((SECONDS - start))s" | tee -a "$summary"
 # Link diagnostics: a static libstdc++ inside the library crashed error messages once (see CMakeLists.txt).
-{ echo "LDFLAGS='${LDFLAGS:-}' CXXFLAGS='${CXXFLAGS:-}' $(c++ --version | head -1)"
+cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "${GPUPRIM_BUILD_DIR:-build/cmake}/CMakeCache.txt")
+{ echo "CXX='${CXX:-}' ($cxx: $($cxx --version | head -1)) LDFLAGS='${LDFLAGS:-}' CXXFLAGS='${CXXFLAGS:-}'"
+  echo "its libstdc++: .so -> $($cxx -print-file-name=libstdc++.so) .a -> $($cxx -print-file-name=libstdc++.a)"
+  grep -h "gpuprim: libstdc++" "$out/build.log"
   echo "libstdc++ internals defined in libgpuprim.so: $(nm -D --defined-only -C torch_ops/gpuprim/lib/libgpuprim.so | grep -c 'std::codecvt<')"
   ldd torch_ops/gpuprim/lib/libgpuprim.so | grep -E "stdc|cudart"
   ninja -C "${GPUPRIM_BUILD_DIR:-build/cmake}" -t commands gpuprim 2>/dev/null | tail -1 | cut -c1-1500; } >>"$summary" 2>&1

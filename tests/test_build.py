@@ -36,8 +36,8 @@ def test_cpu_only_build(tmp_path):
 
 
 def test_library_uses_the_shared_libstdcxx():
-    """A static libstdc++ inside libgpuprim.so (seen once on the H200 machine, through CMake's CUDA
-    implicit link libraries) gives a second copy of iostreams whose locale is never set up: the first
+    """A static libstdc++ inside libgpuprim.so (the H200 machine's CXX has only libstdc++.a in its
+    own lib dir) gives a second copy of iostreams whose locale is never set up: the first
     error message that formats a number segfaults. Its symbols must not be defined in our library."""
     import gpuprim
 
