@@ -35,6 +35,7 @@ class CMakeBuild(build_ext):
             f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
             f"-DPython3_EXECUTABLE={sys.executable}",
             f"-DCMAKE_BUILD_TYPE={os.environ.get('GPUPRIM_BUILD_TYPE', 'Release')}",
+            f"-DGPUPRIM_OPS={os.environ.get('GPUPRIM_OPS', '*')}",
             f"-DGPUPRIM_WITH_CUDA={'OFF' if os.environ.get('GPUPRIM_WITH_CUDA') == '0' else 'ON'}",
         ]
         subprocess.run(configure, check=True)
