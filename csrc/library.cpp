@@ -31,6 +31,11 @@ TORCH_LIBRARY(gpuprim, m) {
   // Stable sort along dim (ascending, or descending), NaN after every number (before, if
   // descending), -0.0 equal to +0.0. indices: int64 positions along dim. Deterministic.
   m.def("sort(Tensor x, int dim=-1, *, bool descending=False) -> (Tensor values, Tensor indices)", tags);
+  // Stable sort of 1-D keys carrying values (rows along values' first dim) with them, in sort's
+  // order. end_bit (integer keys in [0, 2^end_bit)) lets the radix sort skip the high bits.
+  m.def("sort_pairs(Tensor keys, Tensor values, *, bool descending=False, int? end_bit=None)"
+        " -> (Tensor keys, Tensor values)",
+        tags);
   // Sum (or mean) over dim (None or []: every dim), rounded once from an order-independent exact
   // accumulation: bitwise identical on every run, launch configuration, input order, batch size,
   // and between CPU and CUDA. Floating inputs only; dtype (floating) sets the output dtype.

@@ -53,6 +53,14 @@ std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim, bool d
   return op.call(x, dim, descending);
 }
 
+std::tuple<at::Tensor, at::Tensor> sort_pairs(const at::Tensor& keys, const at::Tensor& values, bool descending,
+                                              std::optional<int64_t> end_bit) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, bool, std::optional<int64_t>)>(
+          "gpuprim::sort_pairs");
+  return op.call(keys, values, descending, end_bit);
+}
+
 at::Tensor sum(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
   static const auto op = find_op<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
                                             std::optional<at::ScalarType>)>("gpuprim::sum");

@@ -30,6 +30,7 @@ from gpuprim.histogram import histogram  # noqa: E402
 from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
+from gpuprim.sort_pairs import sort_pairs  # noqa: E402
 from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
 
 __version__ = "0.1.0"
@@ -50,6 +51,7 @@ __all__ = [
     "set_deterministic",
     "set_validate",
     "sort",
+    "sort_pairs",
     "sum",
     "validate",
 ]

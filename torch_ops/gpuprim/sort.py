@@ -28,8 +28,9 @@ def sort(x: Tensor, dim: int = -1, *, descending: bool = False) -> Tuple[Tensor,
     it is bitwise identical on every run and every GPU, and equal to the CPU kernel's.
     Differentiable in ``x``: the gradient of ``values`` is scattered back through ``indices``.
 
-    CUDA: CUB's onesweep radix sort on order-preserving unsigned keys, with 32-bit in-row
-    positions as payload; many short rows go to CUB's segmented sort in one launch.
+    CUDA: rows of up to 2048 elements are sorted by one thread block each (CUB's BlockRadixSort);
+    longer rows go to CUB's onesweep device radix sort on order-preserving unsigned keys (the row
+    number packed above the key when there are several rows), with 32-bit positions as payload.
     """
     values, indices = torch.ops.gpuprim.sort.default(x, dim, descending=descending)
     return values, indices

@@ -42,6 +42,11 @@ at::Tensor segment_reduce_backward(const at::Tensor& grad, const at::Tensor& src
 // Bitwise deterministic on every device. Differentiable in x (the gradient scatters back).
 std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim = -1, bool descending = false);
 
+// (sorted keys, values): 1-D keys stably sorted (sort's order) and values' rows (first dim) moved
+// with them. end_bit: integer keys promised in [0, 2^end_bit), so the high bits are skipped.
+std::tuple<at::Tensor, at::Tensor> sort_pairs(const at::Tensor& keys, const at::Tensor& values,
+                                              bool descending = false, std::optional<int64_t> end_bit = std::nullopt);
+
 // Sum (mean) of floating x over dim (nullopt or {}: every dim), like torch.sum / torch.mean, rounded
 // once from an exact, order-independent accumulation: bitwise identical on every run, launch
 // configuration, input order and batch size, and between CPU and CUDA (always; no flag).
