@@ -48,13 +48,25 @@ class SumFunction : public torch::autograd::Function<SumFunction> {
   }
 };
 
+// No gradient needed: straight to the kernel, skipping the graph node and its saved state (a few
+// microseconds, which is most of a small input's latency; benchmarks/bench_sum.py fp32_1000).
+bool needs_grad(const at::Tensor& x) { return torch::autograd::GradMode::is_enabled() && x.requires_grad(); }
+
 at::Tensor sum_autograd(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<at::ScalarType> dtype) {
+  if (!needs_grad(x)) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::sum(x, dim, keepdim, dtype);
+  }
   return SumFunction::apply(x, dim, keepdim, dtype, false);
 }
 
 at::Tensor mean_autograd(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                          std::optional<at::ScalarType> dtype) {
+  if (!needs_grad(x)) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::mean(x, dim, keepdim, dtype);
+  }
   return SumFunction::apply(x, dim, keepdim, dtype, true);
 }
 

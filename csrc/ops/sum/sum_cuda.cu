@@ -27,10 +27,11 @@ namespace {
 using namespace exact_sum;
 
 constexpr int kDefaultThreads = 256;
-// Values per work item when rows are split: at least 4 16-byte vectors per lane (amortizes the warp's
-// merge and partial), at most what the grid needs to cover the row once. With the test knob, single
-// vectors, so that small inputs split too.
-constexpr int64_t kMinVectorsPerLane = 4;
+// Values per work item when rows are split: at least 8 16-byte vectors per lane (amortizes the warp's
+// merge and partial, and keeps rows of up to 1024 fp32 in one launch: small inputs are latency-bound),
+// at most what the grid needs to cover the row once. With the test knob, single vectors, so that
+// small inputs split too.
+constexpr int64_t kMinVectorsPerLane = 8;
 constexpr int64_t kMaxChunk = int64_t(1) << 30;  // keeps a warp's int64 counts far from overflow
 constexpr unsigned kFullMask = 0xffffffffu;
 
