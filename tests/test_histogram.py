@@ -90,3 +90,43 @@ def test_bad_arguments(device):
         gpuprim.histogram(x > 0, 4, 0.0, 1.0)
     with pytest.raises(ValueError, match="gpuprim.histogram: weights must be of x's shape"):
         gpuprim.histogram(x, 4, 0.0, 1.0, torch.ones(11, device=device))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64),
+                         ids=str)
+def test_cuda_kernel_matches_cpu_every_dtype(dtype):
+    """The fused CUDA kernel bins each value with the CPU kernel's float64 steps: counts equal exactly."""
+    for sample in value_samples("cpu", dtype):
+        for bins, lo, hi in [(100, -2.5, 2.5), (7, -3.0, 1000.0), (256, 0.0, 256.0)]:
+            cpu = gpuprim.histogram(sample.x, bins, lo, hi, return_overflow=True)
+            cuda = gpuprim.histogram(sample.x.cuda(), bins, lo, hi, return_overflow=True)
+            assert torch.equal(cpu[0], cuda[0].cpu()) and torch.equal(cpu[1], cuda[1].cpu()), (sample, bins)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bins", [16, 5000])  # shared-memory and global-memory partial histograms
+def test_cuda_weighted_deterministic_bitwise(bins):
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2_000_003, generator=g).cuda()
+    w = torch.randn(2_000_003, generator=g).cuda()
+    with gpuprim.deterministic(True):
+        first = gpuprim.histogram(x, bins, -3.0, 3.0, w)
+        for _ in range(3):
+            assert torch.equal(gpuprim.histogram(x, bins, -3.0, 3.0, w), first)
+    ref, _ = reference_histogram(x, bins, -3.0, 3.0, w)
+    torch.testing.assert_close(first.cpu().double(), ref, rtol=1e-4, atol=1e-2)
+
+
+@pytest.mark.gpu
+def test_cuda_empty_weighted_deterministic():
+    with gpuprim.deterministic(True):
+        counts = gpuprim.histogram(torch.empty(0, device="cuda"), 8, 0.0, 1.0, torch.empty(0, device="cuda"))
+    assert torch.equal(counts.cpu(), torch.zeros(8))
+
+
+def test_not_differentiable(device):
+    w = torch.rand(10, device=device, requires_grad=True)
+    counts = gpuprim.histogram(torch.rand(10, device=device), 4, 0.0, 1.0, w)
+    with pytest.raises(RuntimeError):
+        counts.sum().backward()

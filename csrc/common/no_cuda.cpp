@@ -14,8 +14,8 @@ void no_cuda_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::j
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  for (const char* name : {"cumsum", "bincount", "segment_reduce", "segment_reduce_backward", "sort", "sort_pairs",
-                           "sum", "mean", "compact", "run_length_encode"}) {
+  for (const char* name : {"cumsum", "bincount", "histogram", "segment_reduce", "segment_reduce_backward", "sort",
+                           "sort_pairs", "sum", "mean", "compact", "run_length_encode"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_cuda_kernel>());
   }
 }

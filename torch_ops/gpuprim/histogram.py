@@ -37,7 +37,9 @@ def histogram(
         else float64), and with ``return_overflow`` the tuple ``(counts, overflow)``.
 
     Determinism: as :func:`gpuprim.bincount` (integer counts exact; float weights bitwise with the
-    determinism flag on). Implementation: a float64 bin index, then bincount's kernel.
+    determinism flag on). The bin of each value is computed in float64 (subtract lo, multiply by
+    bins / (hi - lo), floor, clamp) identically by the CPU and CUDA kernels, so integer counts are
+    equal on both. CUDA: one pass, bincount's privatized counting kernel with the bin math inside.
     """
     counts, overflow = torch.ops.gpuprim.histogram.default(x, bins, lo, hi, weights,
                                                            deterministic=is_deterministic())
