@@ -185,25 +185,54 @@ __global__ void __launch_bounds__(kTileThreads) tile_scan_kernel(const In* __res
 constexpr int kGroupPerThread = 4;
 constexpr int kGroupTiles = kTileThreads * kGroupPerThread;
 
-// A value published once by one block and read by others: value first, then a release flag.
+// A value published once by one block and read by others. 32-bit values share one 64-bit word
+// with their ready flag: a single relaxed store publishes both and a single relaxed load reads
+// both, so a tile's look-back issues all its polls back to back (one L2 round trip, not two per
+// slot with a flag then a value). Wider values keep a separate flag (release / acquire).
+template <typename Acc, bool kPacked = sizeof(Acc) == 4>
+struct Published;
+
 template <typename Acc>
-struct Published {
-  Acc value;
-  int ready;  // 0 until value is visible (the launcher zeroes it)
+struct Published<Acc, true> {
+  unsigned long long word;  // bit 32: ready (the launcher zeroes it); low 32 bits: the value
+
+  __device__ __forceinline__ void publish(Acc value) {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof(bits));
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(word).store(
+        (1ull << 32) | bits, cuda::memory_order_relaxed);
+  }
+  __device__ __forceinline__ bool try_read(Acc& value) {
+    const unsigned long long w =
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(word).load(cuda::memory_order_relaxed);
+    const auto bits = static_cast<uint32_t>(w);
+    memcpy(&value, &bits, sizeof(bits));
+    return (w >> 32) != 0;
+  }
 };
 
 template <typename Acc>
-__device__ __forceinline__ void publish(Published<Acc>* slot, Acc value) {
-  slot->value = value;
-  cuda::atomic_ref<int, cuda::thread_scope_device>(slot->ready).store(1, cuda::memory_order_release);
-}
+struct Published<Acc, false> {
+  Acc value;
+  int ready;  // 0 until value is visible (the launcher zeroes it)
+
+  __device__ __forceinline__ void publish(Acc v) {
+    value = v;
+    cuda::atomic_ref<int, cuda::thread_scope_device>(ready).store(1, cuda::memory_order_release);
+  }
+  __device__ __forceinline__ bool try_read(Acc& v) {
+    if (cuda::atomic_ref<int, cuda::thread_scope_device>(ready).load(cuda::memory_order_acquire) == 0) return false;
+    v = *reinterpret_cast<volatile Acc*>(&value);
+    return true;
+  }
+};
 
 template <typename Acc>
 __device__ __forceinline__ Acc wait_for(Published<Acc>* slot) {
-  cuda::atomic_ref<int, cuda::thread_scope_device> ready(slot->ready);
-  while (ready.load(cuda::memory_order_acquire) == 0) {
+  Acc value;
+  while (!slot->try_read(value)) {
   }
-  return *reinterpret_cast<volatile Acc*>(&slot->value);
+  return value;
 }
 
 // Tiles are claimed in increasing order from a counter, so every tile a block waits for was
@@ -241,21 +270,38 @@ __global__ void __launch_bounds__(kTileThreads) single_pass_scan_kernel(
     for (int j = 0; j < kTileItems; ++j) thread_total = thread_total + items[j];
     // Publish this tile's sum first: later tiles are waiting for it.
     const Acc tile_sum = BlockReduce(temp.reduce).Sum(thread_total);
-    if (threadIdx.x == 0) publish(&tile_sums[t], tile_sum);
+    if (threadIdx.x == 0) tile_sums[t].publish(tile_sum);
     __syncthreads();
 
     // Fixed-order sum of the earlier tiles of this group: thread k adds tiles
     // group_first + k*kGroupPerThread + (0..kGroupPerThread-1) in order, then a block reduction.
     const bool is_group_last = tile == group_first + kGroupTiles - 1 || tile == tiles_per_row - 1;
+    // All of a thread's slots are polled together until every one is ready, then added in order.
+    Acc values[kGroupPerThread];
+    bool pending[kGroupPerThread];
+    const int64_t first_peer = group_first + int64_t(threadIdx.x) * kGroupPerThread;
+#pragma unroll
+    for (int j = 0; j < kGroupPerThread; ++j) {
+      const int64_t peer = first_peer + j;
+      pending[j] = peer < tile || (is_group_last && peer <= tile);
+      values[j] = Acc(0);
+    }
+    for (bool waiting = true; waiting;) {
+      waiting = false;
+#pragma unroll
+      for (int j = 0; j < kGroupPerThread; ++j) {
+        if (pending[j]) {
+          pending[j] = !tile_sums[row_first_tile + first_peer + j].try_read(values[j]);
+          waiting = waiting || pending[j];
+        }
+      }
+    }
     Acc before_part = Acc(0), group_part = Acc(0);
 #pragma unroll
     for (int j = 0; j < kGroupPerThread; ++j) {
-      const int64_t peer = group_first + int64_t(threadIdx.x) * kGroupPerThread + j;
-      if (peer < tile || (is_group_last && peer <= tile)) {
-        const Acc value = wait_for(&tile_sums[row_first_tile + peer]);
-        if (peer < tile) before_part = before_part + value;
-        group_part = group_part + value;
-      }
+      const int64_t peer = first_peer + j;
+      if (peer < tile) before_part = before_part + values[j];
+      if (peer < tile || (is_group_last && peer <= tile)) group_part = group_part + values[j];
     }
     const Acc before_in_group = BlockReduce(temp.reduce).Sum(before_part);
     __syncthreads();
@@ -267,7 +313,7 @@ __global__ void __launch_bounds__(kTileThreads) single_pass_scan_kernel(
     if (threadIdx.x == 0) {
       Published<Acc>* groups = group_prefix + row * groups_per_row;
       const Acc previous = group > 0 ? wait_for(&groups[group - 1]) : Acc(0);
-      if (is_group_last) publish(&groups[group], group > 0 ? previous + group_sum : group_sum);
+      if (is_group_last) groups[group].publish(group > 0 ? previous + group_sum : group_sum);
       tile_prefix = group > 0 ? previous + before_in_group : before_in_group;
     }
 
