@@ -6,7 +6,7 @@
 #   bash scripts/gpu_runner.sh OUT_DIR
 #
 # Environment: PYTHON (default python3), TORCH_CUDA_ARCH_LIST (default 9.0), TESTS (test files,
-# default all), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
+# default all; "none" skips the tests), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
 # skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase),
 # TEST_JOBS (test files run at once), TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds).
 # OUT_DIR gets at most a handful of files (the device tool returns <= 8): summary.txt,
@@ -77,6 +77,9 @@ for mode in fresh after_cuda after_graph; do
   fi
 done
 
+if [ "${TESTS:-}" = none ]; then
+  phase "tests skipped (TESTS=none)"
+else
 phase "tests"
 files=${TESTS:-}
 timeout $(( ${TEST_TIMEOUT:-330} + 60 )) "$python" scripts/run_tests_isolated.py "$work/test_logs" \
@@ -86,6 +89,7 @@ grep "^gpu-runner tests:" "$out/tests.log" | tee -a "$summary"
 # The failure details of each file, for the summary.
 grep -h -E "^(FAILED|ERROR) " "$work"/test_logs/*.log 2>/dev/null | head -40 | tee -a "$summary"
 tar -czf "$out/test_logs.tar.gz" -C "$work" test_logs  # now, in case a later phase runs out of time
+fi
 
 if [ "${BENCH:-all}" != "none" ]; then
   phase "CUB anchors"
