@@ -8,7 +8,8 @@
 # Environment: PYTHON (default python3), TORCH_CUDA_ARCH_LIST (default 9.0), TESTS (test files,
 # default all; "none" skips the tests), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
 # skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase),
-# TEST_JOBS (test files run at once), TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds).
+# TEST_JOBS (test files run at once), TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds),
+# GPUPRIM_TEST_DEVICES=cuda (skip the CPU variants of device-parametrized tests: CI runs those).
 # OUT_DIR gets at most a handful of files (the device tool returns <= 8): summary.txt,
 # build.log, tests.log, bench.log, bench_summary.md, test_logs.tar.gz (per-test-file logs) and
 # bench_results.tar.gz (benchmark JSON + PNG).
