@@ -130,9 +130,14 @@ def test_no_sync_and_graph_capture():
 
 @pytest.mark.gpu
 @pytest.mark.slow
-def test_cuda_size_limit():
-    x = torch.zeros(2**31, dtype=torch.uint8, device="cuda")
-    with pytest.raises(ValueError, match=r"gpuprim.run_length_encode: x must be at most 2\^31 - 1 elements on CUDA"):
-        gpuprim.run_length_encode(x)
-    unique, counts, num_runs = gpuprim.run_length_encode(x[:-1])  # the largest size CUB accepts
-    assert int(num_runs) == 1 and int(counts[0]) == 2**31 - 1 and int(counts[1]) == 0
+def test_more_than_2pow31_elements():
+    """64-bit sizes: 2^31 + 5 elements in three runs, one of them crossing 2^31."""
+    n = 2**31 + 5
+    x = torch.zeros(n, dtype=torch.uint8, device="cuda")
+    x[2**31 - 3:2**31 + 2] = 7
+    x[-1] = 9
+    unique, counts, num_runs = gpuprim.run_length_encode(x)
+    assert int(num_runs) == 4
+    assert unique[:5].tolist() == [0, 7, 0, 9, 0]
+    assert counts[:5].tolist() == [2**31 - 3, 5, 2, 1, 0]
+    assert int(counts[-1]) == 0

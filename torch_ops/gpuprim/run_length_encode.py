@@ -11,8 +11,7 @@ def run_length_encode(x: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     """Run-length encoding of 1-D ``x``, without a host sync.
 
     Args:
-        x: 1-D tensor, bool, integer or floating dtype. On CUDA at most 2**31 - 1 elements
-            (CUB's RunLengthEncode takes an ``int`` size); larger raises ValueError.
+        x: 1-D tensor, bool, integer or floating dtype, any length (64-bit sizes on CUDA too).
 
     Returns:
         ``(unique, counts, num_runs)``: ``unique`` (``x``'s dtype and size) holds the first element
@@ -22,7 +21,8 @@ def run_length_encode(x: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
 
     Equality is the dtype's ``==``: NaN != NaN (each NaN is its own run) and -0.0 == +0.0 (one
     run; its unique value is the bits of the run's first element). Deterministic. Not
-    differentiable (backward through it raises). CUDA: CUB's DeviceRunLengthEncode::Encode.
+    differentiable (backward through it raises). CUDA: CUB's DeviceSelect::If picks the run heads
+    (positions where the value changes), then one pass writes unique, counts and the zero tails.
     """
     unique, counts, num_runs = torch.ops.gpuprim.run_length_encode.default(x)
     return unique, counts, num_runs

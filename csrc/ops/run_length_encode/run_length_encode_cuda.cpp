@@ -12,8 +12,6 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode_cuda(const at::Tensor& x) {
   run_length_encode_check(x);
-  GPUPRIM_CHECK_ARG(x.numel() <= kRunLengthEncodeMaxItems, "run_length_encode", "x",
-                    "at most 2^31 - 1 elements on CUDA (CUB's int num_items)", x.numel());
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();
   at::Tensor unique = at::empty({x.numel()}, x.options());

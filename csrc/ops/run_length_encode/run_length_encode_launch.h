@@ -8,12 +8,10 @@
 
 namespace gpuprim {
 
-// CUB's DeviceRunLengthEncode::Encode takes an int num_items: n must be below 2^31.
-constexpr int64_t kRunLengthEncodeMaxItems = (int64_t(1) << 31) - 1;
 
 // Runs of equal (==) consecutive elements of x[0, n): unique[r] = the run's first element,
 // counts[r] = its length, *num_runs on the device; unique/counts past num_runs are zero.
-// 0 <= n <= kRunLengthEncodeMaxItems; no host sync.
+// n >= 0 (64-bit); no host sync.
 void run_length_encode_cuda_launch(const void* x, DType type, int64_t n, void* unique, int64_t* counts,
                                    int64_t* num_runs, Workspace& workspace, cudaStream_t stream);
 
