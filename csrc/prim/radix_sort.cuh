@@ -66,5 +66,8 @@ struct KeyCodec {
 template <typename Key, typename Value>
 int sort_pairs(Key* keys[2], Value* values[2], int64_t n, int end_bit, Workspace& workspace, cudaStream_t stream);
 
+// Instantiated once, in common/radix_sort_cuda.cu, for Key in {uint8, uint16, uint32, uint64} and
+// Value in {int32, int64}.
+
 }  // namespace radix_sort
 }  // namespace gpuprim

@@ -1,5 +1,5 @@
 // Definitions of prim/radix_sort.cuh's CUB calls. Included only by the files that instantiate
-// them (ops/sort/sort_*_cuda.cu), so CUB's sort kernels are compiled once per key width.
+// them (common/radix_sort_cuda.cu), so CUB's sort kernels are compiled once per key width.
 #pragma once
 #include <type_traits>
 

@@ -1,5 +1,7 @@
-// CUB DeviceRadixSort for gpuprim::sort, one instantiation per key width and index width
-// (kept apart from sort_cuda.cu so that editing the op's own kernels does not recompile CUB).
+// CUB DeviceRadixSort (prim/radix_sort.cuh's sort_pairs), one instantiation per key width and
+// payload width, compiled once for every op that sorts (sort, index_add, embedding_bag, ...): they
+// include prim/radix_sort.cuh only, never radix_sort_impl.cuh. In csrc/common/ so that it is built
+// whatever GPUPRIM_OPS selects.
 #include "prim/radix_sort_impl.cuh"
 
 namespace gpuprim {
