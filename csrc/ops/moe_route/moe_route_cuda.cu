@@ -55,18 +55,18 @@ __device__ __forceinline__ uint32_t expert_key(int64_t e, int64_t experts) {
 __global__ void __launch_bounds__(kThreads) position_keys_kernel(const int64_t* __restrict__ ids, int n,
                                                                  int64_t experts, uint32_t* __restrict__ keys,
                                                                  int* __restrict__ flat) {
-  for (int i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
+  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
     keys[i] = expert_key(ids[i], experts);
-    flat[i] = i;
+    flat[i] = int(i);
   }
 }
 
 __global__ void __launch_bounds__(kThreads) score_keys_kernel(const int64_t* __restrict__ ids,
                                                               const float* __restrict__ gates, int n, int64_t experts,
                                                               uint64_t* __restrict__ keys, int* __restrict__ flat) {
-  for (int i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
+  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
     keys[i] = (uint64_t(expert_key(ids[i], experts)) << 32) | moe_score_key(gates[i]);
-    flat[i] = i;
+    flat[i] = int(i);
   }
 }
 
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kThreads) keep_by_score_kernel(const uint64_t*
                                                                  const int* __restrict__ sorted_flat, int n,
                                                                  int64_t experts, int64_t capacity,
                                                                  uint32_t* __restrict__ keys) {
-  for (int p = blockIdx.x * kThreads + threadIdx.x; p < n; p += gridDim.x * kThreads) {
+  for (int64_t p = int64_t(blockIdx.x) * kThreads + threadIdx.x; p < n; p += int64_t(gridDim.x) * kThreads) {
     const uint64_t e = sorted_keys[p] >> 32;
     uint32_t key = uint32_t(experts);
     if (e < uint64_t(experts)) {
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kThreads) scatter_kernel(const uint32_t* __res
                                                            const int64_t* __restrict__ starts,
                                                            int64_t* __restrict__ slots,
                                                            int64_t* __restrict__ token_ids) {
-  for (int p = blockIdx.x * kThreads + threadIdx.x; p < n; p += gridDim.x * kThreads) {
+  for (int64_t p = int64_t(blockIdx.x) * kThreads + threadIdx.x; p < n; p += int64_t(gridDim.x) * kThreads) {
     const uint32_t e = sorted_keys[p];
     const int flat = sorted_flat[p];
     int64_t slot = -1;
