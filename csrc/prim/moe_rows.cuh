@@ -26,7 +26,9 @@ __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(
 template <typename Acc>
 __device__ __forceinline__ Acc warp_sum(Acc value) {
 #pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) value = add_rn(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    value = add_rn(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  }
   return value;
 }
 

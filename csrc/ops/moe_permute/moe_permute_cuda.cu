@@ -18,9 +18,9 @@ using moe::kWarpsPerBlock;
 constexpr int kUnroll = 4;
 
 template <typename Word>
-__global__ void __launch_bounds__(kBlockThreads) gather_rows_kernel(const Word* __restrict__ hidden, int64_t tokens,
-                                                                    int64_t words, const int64_t* __restrict__ token_ids,
-                                                                    int64_t rows, Word* __restrict__ out) {
+__global__ void __launch_bounds__(kBlockThreads)
+    gather_rows_kernel(const Word* __restrict__ hidden, int64_t tokens, int64_t words,
+                       const int64_t* __restrict__ token_ids, int64_t rows, Word* __restrict__ out) {
   const int lane = threadIdx.x % kWarp;
   for (int64_t r = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; r < rows;
        r += int64_t(gridDim.x) * kWarpsPerBlock) {
