@@ -56,7 +56,7 @@ def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bo
         raise ValueError(f"gpuprim.moe_route: capacity must be >= 0 or None, got {capacity}")
     if pad_to < 1:
         raise ValueError(f"gpuprim.moe_route: pad_to must be >= 1, got {pad_to}")
-    gates, expert_ids = torch.ops.gpuprim.topk_gating.default(logits, k, score, renormalize)
+    gates, expert_ids = torch.ops.gpuprim.topk_gating.default(logits, k, score=score, renormalize=renormalize)
     counts, offsets, slots, token_ids, num_dropped = torch.ops.gpuprim.moe_route_metadata.default(
         expert_ids, gates.detach(), num_experts, capacity, pad_to, drop)
     return Routing(expert_ids, gates, counts, offsets, slots, token_ids, num_dropped)
