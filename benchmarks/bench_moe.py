@@ -134,8 +134,10 @@ def _measure(case: str, part: str, tokens: int, hidden_size: int, experts: int, 
     elif part == "unpermute":
         expert_out = gpuprim.moe_permute(hidden, routing)
         ours = gpuprim.moe_unpermute(expert_out, routing, gates)
-        torch.testing.assert_close(ours.float(), reference_unpermute(expert_out, gates, slots, token_ids).float(),
-                                   rtol=2e-2, atol=2e-2)
+        # gpuprim rounds once from fp32; compare with the reference computed in fp32 (bf16 index_add rounds often).
+        expected = reference_unpermute(expert_out.float(), gates, slots, token_ids)
+        torch.testing.assert_close(ours.float(), expected, rtol=1e-2, atol=1e-2)
+        del expected
         bytes_moved = (pairs + tokens) * hidden_size * elt
         add("gpuprim", lambda: gpuprim.moe_unpermute(expert_out, routing, gates), bytes_moved)
         add("torch_eager", lambda: reference_unpermute(expert_out, gates, slots, token_ids), bytes_moved)
