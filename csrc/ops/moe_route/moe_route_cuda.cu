@@ -95,15 +95,21 @@ __global__ void __launch_bounds__(kScanThreads) offsets_kernel(const uint32_t* _
                                                                int64_t* __restrict__ num_dropped) {
   using Scan = cub::BlockScan<long long, kScanThreads>;
   __shared__ typename Scan::TempStorage temp;
+  __shared__ long long first_of[kScanThreads + 1];  // first sorted position of each expert of the chunk, + next
   const long long capacity = shape.capacity < 0 ? LLONG_MAX : shape.capacity;
   long long padded_base = 0, kept_base = 0;
   for (int64_t chunk = 0; chunk < shape.num_experts; chunk += kScanThreads) {
     const int64_t e = chunk + threadIdx.x;
+    // One binary search per expert: key E (dropped pairs) starts right after the last expert's pairs.
+    if (e <= shape.num_experts) first_of[threadIdx.x] = lower_bound<uint32_t>(sorted_keys, n, uint32_t(e));
+    if (threadIdx.x == 0 && chunk + kScanThreads <= shape.num_experts) {
+      first_of[kScanThreads] = lower_bound<uint32_t>(sorted_keys, n, uint32_t(chunk + kScanThreads));
+    }
+    __syncthreads();
     long long count = 0, first = 0;
     if (e < shape.num_experts) {
-      first = lower_bound<uint32_t>(sorted_keys, n, uint32_t(e));
-      const long long last = lower_bound<uint32_t>(sorted_keys, n, uint32_t(e + 1));
-      count = min(last - first, capacity);
+      first = first_of[threadIdx.x];
+      count = min(first_of[threadIdx.x + 1] - first, capacity);
     }
     const long long padded = (count + shape.pad_to - 1) / shape.pad_to * shape.pad_to;
     long long padded_before, padded_total, kept_before, kept_total;
