@@ -487,7 +487,7 @@ def test_cuda_no_sync_and_graph_capture():
         return tuple(routing[2:]) + (permuted, out, hidden.grad, gates.grad)
 
     check_no_sync_and_graph_capture(lambda: run(None, "position"))
-    check_no_sync_and_graph_capture(lambda: run(700, "score"))
+    check_no_sync_and_graph_capture(lambda: run(480, "score"))  # ~512 pairs per expert: drops
 
 
 @pytest.mark.gpu
