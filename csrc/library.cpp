@@ -47,6 +47,26 @@ TORCH_LIBRARY(gpuprim, m) {
   // Runs of equal (==) consecutive elements of 1-D x: unique (x's dtype and size) holds each run's
   // first element, counts (int64, x's size) its length, both zero past num_runs (int64 [1]).
   m.def("run_length_encode(Tensor x) -> (Tensor unique, Tensor counts, Tensor num_runs)", tags);
+  // ---- MoE token routing (moe_route_metadata, moe_permute, moe_unpermute) ----
+  // Routing metadata from top-k expert choices [T, k] (gates [T, k] only compared, for drop="score"):
+  // counts [E] kept per expert, offsets [E + 1] (each expert's block padded to a multiple of pad_to),
+  // slots [T, k] row of each (token, choice) in the permuted buffer (-1: dropped), token_ids [R] source token
+  // of each row (-1: padding), num_dropped [1]; all int64. R = T*k + E*(pad_to-1), or E*round_up(capacity,
+  // pad_to) with a capacity: fixed by the arguments, no host sync. Rows of an expert in token order.
+  m.def("moe_route_metadata(Tensor expert_ids, Tensor gates, int num_experts, int? capacity=None, int pad_to=1,"
+        " str drop=\"position\") -> (Tensor counts, Tensor offsets, Tensor slots, Tensor token_ids,"
+        " Tensor num_dropped)",
+        tags);
+  // [R, H]: row r is hidden[token_ids[r]], zero where token_ids[r] == -1. slots: for the backward (a
+  // deterministic gather-sum of each token's k rows, which is moe_unpermute without gates).
+  m.def("moe_permute(Tensor hidden, Tensor token_ids, Tensor slots) -> Tensor", tags);
+  // [T, H]: out[t] = sum_j gates[t, j] * expert_out[slots[t, j]] in fp32 (fp64 for fp64), order j = 0..k-1,
+  // dropped (-1) choices add nothing; gates None: weight 1. Bitwise deterministic, no host sync.
+  m.def("moe_unpermute(Tensor expert_out, Tensor slots, Tensor? gates=None) -> Tensor", tags);
+  // Gradients of moe_unpermute: (grad_expert_out [R, H], grad_gates [T, k] if gates_grad else [0]).
+  m.def("moe_unpermute_backward(Tensor grad, Tensor expert_out, Tensor slots, Tensor? gates, bool gates_grad)"
+        " -> (Tensor grad_expert_out, Tensor grad_gates)",
+        tags);
   // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
   m.def("_set_reduce_config(int blocks, int threads) -> ()");
 }

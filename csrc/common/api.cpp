@@ -85,4 +85,36 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tenso
   return op.call(x);
 }
 
+// ---- MoE token routing ----
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata(
+    const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts, std::optional<int64_t> capacity,
+    int64_t pad_to, c10::string_view drop) {
+  static const auto op = find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, int64_t, std::optional<int64_t>, int64_t, c10::string_view)>(
+      "gpuprim::moe_route_metadata");
+  return op.call(expert_ids, gates, num_experts, capacity, pad_to, drop);
+}
+
+at::Tensor moe_permute(const at::Tensor& hidden, const at::Tensor& token_ids, const at::Tensor& slots) {
+  static const auto op =
+      find_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>("gpuprim::moe_permute");
+  return op.call(hidden, token_ids, slots);
+}
+
+at::Tensor moe_unpermute(const at::Tensor& expert_out, const at::Tensor& slots,
+                         const std::optional<at::Tensor>& gates) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&)>(
+      "gpuprim::moe_unpermute");
+  return op.call(expert_out, slots, gates);
+}
+
+std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward(const at::Tensor& grad, const at::Tensor& expert_out,
+                                                          const at::Tensor& slots,
+                                                          const std::optional<at::Tensor>& gates, bool gates_grad) {
+  static const auto op = find_op<std::tuple<at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, bool)>(
+      "gpuprim::moe_unpermute_backward");
+  return op.call(grad, expert_out, slots, gates, gates_grad);
+}
+
 }  // namespace gpuprim

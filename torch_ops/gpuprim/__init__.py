@@ -27,6 +27,9 @@ from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact, masked_select  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
 from gpuprim.histogram import histogram  # noqa: E402
+from gpuprim.moe_permute import moe_permute  # noqa: E402
+from gpuprim.moe_route import Routing, moe_route, moe_route_metadata  # noqa: E402
+from gpuprim.moe_unpermute import moe_unpermute  # noqa: E402
 from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
@@ -46,6 +49,11 @@ __all__ = [
     "is_validating",
     "masked_select",
     "mean",
+    "moe_permute",
+    "moe_route",
+    "moe_route_metadata",
+    "moe_unpermute",
+    "Routing",
     "run_length_encode",
     "segment_reduce",
     "set_deterministic",

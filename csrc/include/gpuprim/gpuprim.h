@@ -65,4 +65,21 @@ std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor
 // num_runs. No host sync; on CUDA x may have at most 2^31 - 1 elements. Not differentiable.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x);
 
+// ---- MoE token routing ----
+// (counts [E], offsets [E + 1], slots [T, k], token_ids [R], num_dropped [1]), int64, from top-k expert ids
+// [T, k] and their gates (compared for drop = "score"); see csrc/library.cpp. No host sync. Not differentiable.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata(
+    const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
+    std::optional<int64_t> capacity = std::nullopt, int64_t pad_to = 1, c10::string_view drop = "position");
+// [R, H]: row r = hidden[token_ids[r]], zero where -1. Differentiable in hidden.
+at::Tensor moe_permute(const at::Tensor& hidden, const at::Tensor& token_ids, const at::Tensor& slots);
+// [T, H]: out[t] = sum_j gates[t, j] * expert_out[slots[t, j]] (fp32 accumulation, order j). Differentiable in
+// expert_out and gates.
+at::Tensor moe_unpermute(const at::Tensor& expert_out, const at::Tensor& slots,
+                         const std::optional<at::Tensor>& gates = std::nullopt);
+// (grad_expert_out, grad_gates or [0]) of moe_unpermute.
+std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward(const at::Tensor& grad, const at::Tensor& expert_out,
+                                                          const at::Tensor& slots,
+                                                          const std::optional<at::Tensor>& gates, bool gates_grad);
+
 }  // namespace gpuprim

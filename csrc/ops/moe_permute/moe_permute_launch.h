@@ -1,0 +1,15 @@
+// ATen-free interface between moe_permute_cuda.cpp (glue) and moe_permute_cuda.cu (kernels).
+#pragma once
+#include <cstdint>
+
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+
+namespace gpuprim {
+
+// out[r] = hidden[token_ids[r]] (row_bytes bytes per row), zero where token_ids[r] is outside [0, tokens).
+// hidden: [tokens, row_bytes]; out: [rows, row_bytes]; token_ids int64 [rows]. A dtype-free row copy.
+void moe_permute_cuda_launch(const void* hidden, int64_t tokens, int64_t row_bytes, const int64_t* token_ids,
+                             int64_t rows, void* out, cudaStream_t stream);
+
+}  // namespace gpuprim

@@ -1,0 +1,49 @@
+// Row-wise pieces shared by the MoE permute/unpermute kernels: aligned element packs for 16-byte loads,
+// explicitly rounded multiply/add (no FMA contraction, so CUDA sums match the CPU reference bitwise), and a
+// butterfly warp sum (fixed order: deterministic).
+#pragma once
+#include <cstdint>
+
+#include "prim/types.cuh"
+
+namespace gpuprim {
+namespace moe {
+
+constexpr int kWarp = 32;
+constexpr int kWarpsPerBlock = 8;
+constexpr int kBlockThreads = kWarp * kWarpsPerBlock;
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T items[N];
+};
+
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+template <typename Acc>
+__device__ __forceinline__ Acc warp_sum(Acc value) {
+#pragma unroll
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    value = add_rn(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  }
+  return value;
+}
+
+// Elements per 16-byte pack when the row length and every pointer allow it, else 1.
+template <typename T>
+inline int pack_width(int64_t row_elements, const void* a, const void* b, const void* c = nullptr) {
+  constexpr int full = int(16 / sizeof(T));
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return (row_elements % full == 0 && aligned(a) && aligned(b) && (c == nullptr || aligned(c))) ? full : 1;
+}
+
+inline unsigned warp_grid(int64_t items) {
+  const int64_t blocks = (items + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > (int64_t(1) << 20) ? (int64_t(1) << 20) : blocks));
+}
+
+}  // namespace moe
+}  // namespace gpuprim

@@ -1,0 +1,79 @@
+"""gpuprim.moe_route: top-k MoE token routing into a padded, expert-ordered buffer, sync-free."""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+from gpuprim._validate import is_validating
+
+
+class Routing(NamedTuple):
+    """Where every (token, choice) pair goes in the permuted buffer. All int64 except ``gates`` (fp32).
+
+    expert_ids [T, k] chosen experts (descending score, ties to the lower expert index); gates [T, k]
+    (differentiable w.r.t. the logits); counts [E] pairs kept per expert; offsets [E + 1] first row of each
+    expert's block (blocks padded to a multiple of pad_to; offsets[E] = rows in use); slots [T, k] row of each
+    pair, -1 where dropped; token_ids [R] source token of each row, -1 on padding rows; num_dropped [1].
+    """
+
+    expert_ids: Tensor
+    gates: Tensor
+    counts: Tensor
+    offsets: Tensor
+    slots: Tensor
+    token_ids: Tensor
+    num_dropped: Tensor
+
+
+def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bool = True,
+              capacity: Optional[int] = None, pad_to: int = 1, drop: str = "position") -> Routing:
+    """Routes T tokens to their top-k of E experts and lays them out expert by expert.
+
+    Args:
+        logits: [T, E] router logits (any floating dtype).
+        k: experts per token, 1 <= k <= E.
+        score: ``"softmax"`` or ``"sigmoid"`` scores (see ``torch.ops.gpuprim.topk_gating``).
+        renormalize: divide each token's k gates by their sum.
+        capacity: at most this many pairs per expert (>= 0), the others are dropped (slot -1); None: no limit.
+        pad_to: each expert's block of rows is padded up to a multiple of this (grouped-GEMM tiles), >= 1.
+        drop: with a capacity, ``"position"`` keeps each expert's earliest tokens, ``"score"`` its highest
+            gates (ties to the lower token index).
+
+    Returns:
+        :class:`Routing`. The number of permuted rows R is fixed by the arguments — T*k + E*(pad_to-1) without
+        a capacity, E*round_up(capacity, pad_to) with one — so nothing waits for the GPU; rows past
+        ``offsets[E]`` are padding. Inside an expert, rows are in token order (then choice order). Deterministic.
+        Gradients flow from ``gates`` to ``logits``; the metadata is integer and not differentiable.
+    """
+    if logits.dim() != 2:
+        raise ValueError(f"gpuprim.moe_route: logits must be 2-D [tokens, num_experts], got {logits.dim()}-D tensor")
+    num_experts = logits.size(1)
+    if not 1 <= k <= num_experts:
+        raise ValueError(f"gpuprim.moe_route: k must be in [1, num_experts = {num_experts}], got {k}")
+    if capacity is not None and capacity < 0:
+        raise ValueError(f"gpuprim.moe_route: capacity must be >= 0 or None, got {capacity}")
+    if pad_to < 1:
+        raise ValueError(f"gpuprim.moe_route: pad_to must be >= 1, got {pad_to}")
+    gates, expert_ids = torch.ops.gpuprim.topk_gating.default(logits, k, score=score, renormalize=renormalize)
+    counts, offsets, slots, token_ids, num_dropped = torch.ops.gpuprim.moe_route_metadata.default(
+        expert_ids, gates.detach(), num_experts, capacity, pad_to, drop)
+    return Routing(expert_ids, gates, counts, offsets, slots, token_ids, num_dropped)
+
+
+def moe_route_metadata(expert_ids: Tensor, gates: Tensor, num_experts: int, capacity: Optional[int] = None,
+                       pad_to: int = 1, drop: str = "position") -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """(counts, offsets, slots, token_ids, num_dropped) of :func:`moe_route` from given top-k choices.
+
+    expert_ids: int64/int32 [T, k]; gates: floating [T, k], read (as fp32) only for ``drop="score"`` with a
+    capacity. Ids outside [0, num_experts) are dropped (counted in num_dropped); in validate mode
+    (:func:`gpuprim.set_validate`) they raise a ValueError instead. Not differentiable.
+    """
+    if is_validating() and expert_ids.numel() > 0 and not expert_ids.is_floating_point():
+        low, high = int(expert_ids.min()), int(expert_ids.max())
+        if low < 0 or high >= num_experts:
+            raise ValueError(f"gpuprim.moe_route_metadata: expert_ids must be in [0, num_experts = {num_experts}), "
+                             f"got values in [{low}, {high}]")
+    return torch.ops.gpuprim.moe_route_metadata.default(expert_ids, gates.detach(), num_experts, capacity, pad_to,
+                                                        drop)
