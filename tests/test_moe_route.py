@@ -478,13 +478,14 @@ def test_cuda_no_sync_and_graph_capture():
     expert_ids, gates = expert_ids.cuda(), gates.cuda().requires_grad_()
     hidden = torch.randn(4096, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
 
+    # torch.autograd.grad, not .backward(): accumulating into the leaves' .grad runs on the stream the
+    # leaves were made on (the legacy default stream), which CUDA graph capture forbids.
     def run(capacity, drop):
-        hidden.grad, gates.grad = None, None
         routing = routing_for(expert_ids, gates, 64, capacity, 16, drop)
         permuted = gpuprim.moe_permute(hidden, routing)
         out = gpuprim.moe_unpermute(permuted * 2, routing, gates)
-        out.float().square().sum().backward()
-        return tuple(routing[2:]) + (permuted, out, hidden.grad, gates.grad)
+        grad_hidden, grad_gates = torch.autograd.grad(out.float().square().sum(), [hidden, gates])
+        return tuple(routing[2:]) + (permuted, out, grad_hidden, grad_gates)
 
     check_no_sync_and_graph_capture(lambda: run(None, "position"))
     check_no_sync_and_graph_capture(lambda: run(480, "score"))  # ~512 pairs per expert: drops
@@ -496,12 +497,11 @@ def test_cuda_moe_route_no_sync_and_graph_capture():
     logits = torch.randn(2048, 128, device="cuda", requires_grad=True)
     hidden = torch.randn(2048, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
 
-    def run():
-        logits.grad, hidden.grad = None, None
+    def run():  # autograd.grad: see test_cuda_no_sync_and_graph_capture
         routing = gpuprim.moe_route(logits, 8, capacity=200, pad_to=128, drop="score")
         out = gpuprim.moe_unpermute(gpuprim.moe_permute(hidden, routing), routing, routing.gates)
-        out.float().sum().backward()
-        return tuple(routing) + (out, logits.grad, hidden.grad)
+        grad_logits, grad_hidden = torch.autograd.grad(out.float().sum(), [logits, hidden])
+        return tuple(routing) + (out, grad_logits, grad_hidden)
 
     check_no_sync_and_graph_capture(run)
 
