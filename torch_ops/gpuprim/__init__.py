@@ -31,6 +31,8 @@ from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
 from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
+from gpuprim.topk import topk  # noqa: E402
+from gpuprim.topk_gating import topk_gating  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -51,5 +53,7 @@ __all__ = [
     "set_validate",
     "sort",
     "sum",
+    "topk",
+    "topk_gating",
     "validate",
 ]

@@ -1,0 +1,335 @@
+// Kernels of gpuprim::topk. Elements become order-preserving unsigned keys (prim/radix_sort.cuh's
+// codec, inverted when !largest) so that a larger key is always a better element: NaN the best
+// (worst when !largest), -0.0 equal to +0.0; among equal keys the lower position wins. Paths:
+//   rows of <= 512 elements, k <= 64: one warp per row (many rows per block), the row in registers,
+//     k rounds of a warp-wide (key, position) argmax; only the winner's lane rescans its items.
+//   otherwise: one block per row, radix select: per 8-bit digit (most significant first) a shared
+//     memory histogram of the keys still matching the chosen prefix finds the k-th key exactly;
+//     then one pass in index order (block-wide scans) gathers the keys above it and the first
+//     (lowest position) keys equal to it; then, for k <= 2048, a block radix sort of those k
+//     (stable, so ties stay in position order) puts them in final order.
+// Bytes per element (fp32, one-block path): sizeof(key) / 1 byte reads of the row for the digit
+// passes plus one gather pass: 5 reads of 4 bytes; the warp path reads the row once.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/cuda_check.h"
+#include "common/device_info.h"
+#include "ops/topk/topk_launch.h"
+#include "prim/cub.cuh"
+#include "prim/radix_sort.cuh"
+
+namespace gpuprim {
+namespace {
+
+using radix_sort::KeyCodec;
+using radix_sort::KeyKind;
+
+constexpr int kWarp = 32;
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr int kWarpRowsPerBlock = 8;                    // 256 threads, 8 rows at a time
+constexpr int kWarpMaxItems = 16;                       // rows of up to 512 elements in registers
+constexpr int64_t kWarpMaxK = 64;                       // k rounds of a warp argmax
+constexpr int kSelectThreads = 512;                     // radix select: one block per row
+constexpr int kRadixBits = 8, kRadixBins = 1 << kRadixBits;
+constexpr uint32_t kNoPosition = 0xFFFFFFFFu;           // an empty candidate: loses to every element
+
+// Keys as shuffled between lanes (at least 32 bits).
+template <typename Bits>
+using WideKey = std::conditional_t<sizeof(Bits) <= 4, uint32_t, unsigned long long>;
+
+// Whether candidate a beats b: larger key, or equal key and lower position.
+template <typename Key>
+__device__ __forceinline__ bool beats(Key a_key, uint32_t a_position, Key b_key, uint32_t b_position) {
+  return a_key > b_key || (a_key == b_key && a_position < b_position);
+}
+
+// Every lane ends with the warp's best candidate (a total order, so the same one on every lane).
+template <typename Key>
+__device__ __forceinline__ void warp_best(Key& key, uint32_t& position) {
+#pragma unroll
+  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+    const Key other_key = __shfl_xor_sync(kFullMask, key, offset);
+    const uint32_t other_position = __shfl_xor_sync(kFullMask, position, offset);
+    if (beats(other_key, other_position, key, position)) {
+      key = other_key;
+      position = other_position;
+    }
+  }
+}
+
+// This lane's best live item (items j hold row positions lane + 32 j; lower j wins ties).
+template <typename Key, int kItems>
+__device__ __forceinline__ void lane_best(const Key (&keys)[kItems], uint32_t alive, int lane, Key& best_key,
+                                          uint32_t& best_position) {
+  best_key = 0;
+  best_position = kNoPosition;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    if (((alive >> j) & 1u) && (best_position == kNoPosition || keys[j] > best_key)) {
+      best_key = keys[j];
+      best_position = uint32_t(lane + j * kWarp);
+    }
+  }
+}
+
+// Short rows: one warp per row; the row's keys stay in registers; k rounds of a warp argmax write
+// the results in final order (the winner's lane writes its element and rescans its own items).
+template <typename Bits, int kItems>
+__global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock)
+    warp_topk_kernel(const Bits* __restrict__ x, int64_t rows, int n, int k, KeyCodec<Bits> codec,
+                     Bits* __restrict__ values, int64_t* __restrict__ indices) {
+  using Key = WideKey<Bits>;
+  const int lane = int(threadIdx.x) % kWarp;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
+  for (int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp; row < rows;
+       row += warps) {  // uniform across the warp
+    const Bits* in = x + row * n;
+    Key keys[kItems];
+    uint32_t alive = 0;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int position = lane + j * kWarp;
+      keys[j] = 0;
+      if (position < n) {
+        keys[j] = Key(codec.encode(in[position]));
+        alive |= 1u << j;
+      }
+    }
+    Key best_key;
+    uint32_t best_position;
+    lane_best(keys, alive, lane, best_key, best_position);
+    for (int rank = 0; rank < k; ++rank) {
+      Key key = best_key;
+      uint32_t position = best_position;
+      warp_best(key, position);  // k <= n: always a real element
+      if (int(position % kWarp) == lane) {
+        values[row * k + rank] = in[position];
+        indices[row * k + rank] = int64_t(position);
+        alive &= ~(1u << (position / kWarp));
+        lane_best(keys, alive, lane, best_key, best_position);
+      }
+    }
+  }
+}
+
+// One block per row: radix select of the k-th key, gather in position order, optional block sort.
+template <typename Bits, int kSortItems, bool kSortInBlock>
+__global__ void __launch_bounds__(kSelectThreads)
+    radix_topk_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec,
+                      Bits* __restrict__ values, int64_t* __restrict__ indices) {
+  using BlockScan = cub::BlockScan<uint32_t, kSelectThreads>;
+  using BlockSort = cub::BlockRadixSort<Bits, kSelectThreads, kSortItems, int64_t>;
+  __shared__ union {
+    typename BlockScan::TempStorage scan;
+    typename BlockSort::TempStorage sort;
+  } temp;
+  // 32-bit counters (native shared-memory atomics) unless the row is too long for them.
+  __shared__ uint32_t histogram[kRadixBins];
+  __shared__ unsigned long long wide_histogram[kRadixBins];
+  const bool wide_counts = n > int64_t(UINT32_MAX);
+  __shared__ int chosen_digit;
+  __shared__ unsigned long long chosen_remaining;
+  constexpr int kKeyBits = int(sizeof(Bits) * 8);
+
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {  // uniform across the block
+    const Bits* in = x + row * n;
+    Bits* row_values = values + row * k;
+    int64_t* row_indices = indices + row * k;
+
+    // 1. The k-th best key, digit by digit: among the keys matching `prefix` on `mask`, `remaining`
+    //    are still to be taken; the digit whose bin holds the remaining-th best is fixed next.
+    Bits prefix = 0, mask = 0;
+    unsigned long long remaining = static_cast<unsigned long long>(k);
+#pragma unroll 1
+    for (int shift = kKeyBits - kRadixBits; shift >= 0; shift -= kRadixBits) {
+      for (int bin = threadIdx.x; bin < kRadixBins; bin += kSelectThreads) {
+        histogram[bin] = 0;
+        wide_histogram[bin] = 0;
+      }
+      __syncthreads();
+      for (int64_t i = threadIdx.x; i < n; i += kSelectThreads) {
+        const Bits key = codec.encode(in[i]);
+        if (Bits(key & mask) == prefix) {
+          const int bin = int((key >> shift) & (kRadixBins - 1));
+          if (wide_counts) {
+            atomicAdd(&wide_histogram[bin], 1ull);
+          } else {
+            atomicAdd(&histogram[bin], 1u);
+          }
+        }
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        unsigned long long above = 0;  // matching keys in higher bins
+        int digit = 0;
+        for (int bin = kRadixBins - 1; bin >= 0; --bin) {
+          const unsigned long long count = wide_counts ? wide_histogram[bin] : histogram[bin];
+          if (above + count >= remaining) {
+            digit = bin;
+            break;
+          }
+          above += count;
+        }
+        chosen_digit = digit;
+        chosen_remaining = remaining - above;
+      }
+      __syncthreads();
+      prefix = Bits(prefix | Bits(Bits(chosen_digit) << shift));
+      mask = Bits(mask | Bits(Bits(kRadixBins - 1) << shift));
+      remaining = chosen_remaining;  // (thread 0 writes it again only after the next two barriers)
+    }
+
+    // 2. Gather, in position order: every key above the threshold (k - remaining of them), then
+    //    the first `remaining` keys equal to it. One block-wide scan per tile of positions counts
+    //    both (packed in one word: above in the low 16 bits, equal in the high 16).
+    const Bits threshold = prefix;
+    const unsigned long long take_equal = remaining;
+    const unsigned long long num_above = static_cast<unsigned long long>(k) - take_equal;
+    unsigned long long above_base = 0, equal_base = 0;
+    for (int64_t base = 0; base < n; base += kSelectThreads) {
+      const int64_t i = base + threadIdx.x;
+      uint32_t flags = 0;
+      if (i < n) {
+        const Bits key = codec.encode(in[i]);
+        flags = key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u);
+      }
+      uint32_t rank, total;
+      BlockScan(temp.scan).ExclusiveSum(flags, rank, total);
+      if (flags == 1u) {
+        const unsigned long long slot = above_base + (rank & 0xFFFFu);
+        row_values[slot] = in[i];
+        row_indices[slot] = i;
+      } else if (flags != 0u) {
+        const unsigned long long equal_rank = equal_base + (rank >> 16);
+        if (equal_rank < take_equal) {
+          row_values[num_above + equal_rank] = in[i];
+          row_indices[num_above + equal_rank] = i;
+        }
+      }
+      above_base += total & 0xFFFFu;
+      equal_base += total >> 16;
+      __syncthreads();  // temp.scan is reused
+      if (above_base >= num_above && equal_base >= take_equal) break;  // all found (uniform)
+    }
+
+    // 3. Final order: a stable block radix sort by descending key (ascending inverted key) of the
+    //    gathered k, carrying positions; ties keep the gather's position order. Slots past k get
+    //    the largest inverted key and, coming after every real slot, stay last.
+    if constexpr (kSortInBlock) {
+      __syncthreads();  // the gathered results (global memory) are visible to the whole block
+      Bits keys[kSortItems];
+      int64_t positions[kSortItems];
+#pragma unroll
+      for (int j = 0; j < kSortItems; ++j) {
+        const int64_t slot = int64_t(threadIdx.x) * kSortItems + j;
+        keys[j] = Bits(~Bits(0));
+        positions[j] = 0;
+        if (slot < k) {
+          keys[j] = Bits(~codec.encode(row_values[slot]));
+          positions[j] = row_indices[slot];
+        }
+      }
+      BlockSort(temp.sort).SortBlockedToStriped(keys, positions);  // barriers inside: reads done before writes
+#pragma unroll
+      for (int j = 0; j < kSortItems; ++j) {
+        const int64_t rank = int64_t(j) * kSelectThreads + threadIdx.x;
+        if (rank < k) {
+          row_values[rank] = in[positions[j]];
+          row_indices[rank] = positions[j];
+        }
+      }
+    }
+    __syncthreads();  // the next row reuses shared memory
+  }
+}
+
+unsigned grid_for(int64_t blocks_needed, int blocks_per_sm) {
+  const int64_t limit = int64_t(current_device_info().sm_count) * blocks_per_sm;
+  return static_cast<unsigned>(std::clamp<int64_t>(blocks_needed, 1, limit));
+}
+
+template <typename Bits, int kItems>
+void launch_warp_topk(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
+                      int64_t* indices, cudaStream_t stream) {
+  const unsigned grid = grid_for((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock, 32);
+  warp_topk_kernel<Bits, kItems>
+      <<<grid, kWarp * kWarpRowsPerBlock, 0, stream>>>(x, rows, int(n), int(k), codec, values, indices);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
+template <typename Bits, int kSortItems, bool kSortInBlock>
+void launch_radix_topk(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
+                       int64_t* indices, cudaStream_t stream) {
+  const unsigned grid = grid_for(rows, 8);
+  radix_topk_kernel<Bits, kSortItems, kSortInBlock>
+      <<<grid, kSelectThreads, 0, stream>>>(x, rows, n, k, codec, values, indices);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
+template <typename Bits>
+bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_t n, int64_t k, bool largest,
+                void* values, int64_t* indices, cudaStream_t stream) {
+  // Ascending keys when largest (larger key = larger value), inverted keys otherwise.
+  const KeyCodec<Bits> codec{kind, inf_bits, /*descending=*/!largest};
+  const auto* in = static_cast<const Bits*>(x);
+  auto* out = static_cast<Bits*>(values);
+  if (n <= int64_t(kWarp) * kWarpMaxItems && k <= kWarpMaxK) {
+    if (n <= 1 * kWarp) {
+      launch_warp_topk<Bits, 1>(in, rows, n, k, codec, out, indices, stream);
+    } else if (n <= 2 * kWarp) {
+      launch_warp_topk<Bits, 2>(in, rows, n, k, codec, out, indices, stream);
+    } else if (n <= 4 * kWarp) {
+      launch_warp_topk<Bits, 4>(in, rows, n, k, codec, out, indices, stream);
+    } else if (n <= 8 * kWarp) {
+      launch_warp_topk<Bits, 8>(in, rows, n, k, codec, out, indices, stream);
+    } else {
+      launch_warp_topk<Bits, 16>(in, rows, n, k, codec, out, indices, stream);
+    }
+    return true;
+  }
+  if (k <= kSelectThreads) {
+    launch_radix_topk<Bits, 1, true>(in, rows, n, k, codec, out, indices, stream);
+  } else if (k <= 2 * kSelectThreads) {
+    launch_radix_topk<Bits, 2, true>(in, rows, n, k, codec, out, indices, stream);
+  } else if (k <= kTopkBlockSortMax) {
+    static_assert(kTopkBlockSortMax == 4 * kSelectThreads, "the largest in-block sort tile");
+    launch_radix_topk<Bits, 4, true>(in, rows, n, k, codec, out, indices, stream);
+  } else {
+    launch_radix_topk<Bits, 1, false>(in, rows, n, k, codec, out, indices, stream);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool topk_cuda_launch(const void* x, DType type, int64_t rows, int64_t n, int64_t k, bool largest, void* values,
+                      int64_t* indices, Workspace& /*workspace*/, cudaStream_t stream) {
+  switch (type) {
+    case DType::kBool:
+    case DType::kUInt8:
+      return topk_typed<uint8_t>(x, KeyKind::kUnsigned, 0, rows, n, k, largest, values, indices, stream);
+    case DType::kInt8:
+      return topk_typed<uint8_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, stream);
+    case DType::kInt16:
+      return topk_typed<uint16_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, stream);
+    case DType::kInt32:
+      return topk_typed<uint32_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, stream);
+    case DType::kInt64:
+      return topk_typed<uint64_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, stream);
+    case DType::kFloat16:
+      return topk_typed<uint16_t>(x, KeyKind::kFloat, 0x7C00, rows, n, k, largest, values, indices, stream);
+    case DType::kBFloat16:
+      return topk_typed<uint16_t>(x, KeyKind::kFloat, 0x7F80, rows, n, k, largest, values, indices, stream);
+    case DType::kFloat32:
+      return topk_typed<uint32_t>(x, KeyKind::kFloat, 0x7F800000u, rows, n, k, largest, values, indices, stream);
+    case DType::kFloat64:
+      return topk_typed<uint64_t>(x, KeyKind::kFloat, 0x7FF0000000000000ull, rows, n, k, largest, values, indices,
+                                  stream);
+  }
+  throw std::runtime_error("gpuprim.topk: unsupported dtype");
+}
+
+}  // namespace gpuprim
