@@ -21,7 +21,8 @@ int64_t topk_check(const at::Tensor& x, const c10::SymInt& k, int64_t dim) {
   dim = wrap_dim("topk", "dim", dim, x.dim());
   const c10::SymInt n = x.dim() == 0 ? c10::SymInt(1) : x.sym_size(dim);
   GPUPRIM_CHECK_ARG(k >= 0, "topk", "k", "non-negative", k);
-  GPUPRIM_CHECK_ARG(k <= n, "topk", "k", "at most the size of dim " + std::to_string(dim) + " (" + c10::str(n) + ")", k);
+  GPUPRIM_CHECK_ARG(k <= n, "topk", "k", "at most the size of dim " + std::to_string(dim) + " (" + c10::str(n) + ")",
+                    k);
   return dim;
 }
 
@@ -70,17 +71,15 @@ void topk_rows_cpu(const T* in, T* values, int64_t* indices, int64_t rows, int64
 
 std::tuple<at::Tensor, at::Tensor> topk_cpu(const at::Tensor& x, int64_t k, int64_t dim, bool largest,
                                             bool /*sorted*/) {
-  return topk_along_dim(x, k, dim, largest,
-                        [](const at::Tensor& input, at::Tensor& values, at::Tensor& indices, int64_t rows, int64_t n,
-                           int64_t k, bool largest) {
-                          AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_topk_cpu",
-                                                     [&] {
-                                                       topk_rows_cpu<scalar_t>(input.const_data_ptr<scalar_t>(),
-                                                                               values.mutable_data_ptr<scalar_t>(),
-                                                                               indices.mutable_data_ptr<int64_t>(),
-                                                                               rows, n, k, largest);
-                                                     });
-                        });
+  return topk_along_dim(
+      x, k, dim, largest,
+      [](const at::Tensor& input, at::Tensor& values, at::Tensor& indices, int64_t rows, int64_t n, int64_t k,
+         bool largest) {
+        AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_topk_cpu", [&] {
+          topk_rows_cpu<scalar_t>(input.const_data_ptr<scalar_t>(), values.mutable_data_ptr<scalar_t>(),
+                                  indices.mutable_data_ptr<int64_t>(), rows, n, k, largest);
+        });
+      });
 }
 
 }  // namespace
@@ -117,8 +116,7 @@ std::tuple<at::Tensor, at::Tensor> topk_along_dim(const at::Tensor& x, int64_t k
 
 void topk_backward_check(const at::Tensor& grad_values, const at::Tensor& indices, c10::SymIntArrayRef self_sizes,
                          int64_t dim) {
-  GPUPRIM_CHECK_DTYPE(indices.scalar_type() == at::kLong, "topk_backward", "indices", "int64",
-                      indices.scalar_type());
+  GPUPRIM_CHECK_DTYPE(indices.scalar_type() == at::kLong, "topk_backward", "indices", "int64", indices.scalar_type());
   GPUPRIM_CHECK_ARG(grad_values.dim() == indices.dim() && grad_values.sym_sizes() == indices.sym_sizes(),
                     "topk_backward", "grad_values", "of indices' shape " + c10::str(indices.sym_sizes()),
                     grad_values.sym_sizes());

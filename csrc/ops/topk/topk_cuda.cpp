@@ -20,10 +20,10 @@ std::tuple<at::Tensor, at::Tensor> topk_cuda(const at::Tensor& x, int64_t k, int
                         [](const at::Tensor& input, at::Tensor& values, at::Tensor& indices, int64_t rows, int64_t n,
                            int64_t k, bool largest) {
                           TorchWorkspace workspace(input.device());
-                          const bool final_order = topk_cuda_launch(
-                              input.const_data_ptr(), to_dtype(input.scalar_type()), rows, n, k, largest,
-                              values.mutable_data_ptr(), indices.mutable_data_ptr<int64_t>(), workspace,
-                              current_stream());
+                          const bool final_order =
+                              topk_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()), rows, n, k,
+                                               largest, values.mutable_data_ptr(), indices.mutable_data_ptr<int64_t>(),
+                                               workspace, current_stream());
                           if (!final_order) {
                             auto [sorted_values, order] = gpuprim::sort(values, -1, /*descending=*/largest);
                             values.copy_(sorted_values);

@@ -3,13 +3,16 @@
 // (worst when !largest), -0.0 equal to +0.0; among equal keys the lower position wins. Paths:
 //   rows of <= 512 elements, k <= 64: one warp per row (many rows per block), the row in registers,
 //     k rounds of a warp-wide (key, position) argmax; only the winner's lane rescans its items.
-//   otherwise: one block per row, radix select: per 8-bit digit (most significant first) a shared
+//   few long rows (rows <= sm_count / 2, n >= 2^14): several blocks per row, one launch per step
+//     of the radix select below (histograms added across blocks with integer atomics: exact).
+//   other rows: one block per row, radix select: per 8-bit digit (most significant first) a shared
 //     memory histogram of the keys still matching the chosen prefix finds the k-th key exactly;
 //     then one pass in index order (block-wide scans) gathers the keys above it and the first
 //     (lowest position) keys equal to it; then, for k <= 2048, a block radix sort of those k
-//     (stable, so ties stay in position order) puts them in final order.
-// Bytes per element (fp32, one-block path): sizeof(key) / 1 byte reads of the row for the digit
-// passes plus one gather pass: 5 reads of 4 bytes; the warp path reads the row once.
+//     (stable, so ties stay in position order) puts them in final order (beyond: the glue sorts).
+// Every path is deterministic: the result is a function of the input (unique under the tie rule).
+// Bytes per element (fp32, radix select): 4 digit passes and one gather pass read the row (5 x 4
+// bytes); the warp path reads the row once.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -28,12 +31,19 @@ using radix_sort::KeyKind;
 
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
-constexpr int kWarpRowsPerBlock = 8;                    // 256 threads, 8 rows at a time
-constexpr int kWarpMaxItems = 16;                       // rows of up to 512 elements in registers
-constexpr int64_t kWarpMaxK = 64;                       // k rounds of a warp argmax
-constexpr int kSelectThreads = 512;                     // radix select: one block per row
+constexpr int kWarpRowsPerBlock = 8;  // 256 threads, 8 rows at a time
+constexpr int kWarpMaxItems = 16;     // rows of up to 512 elements in registers
+constexpr int64_t kWarpMaxK = 64;     // k rounds of a warp argmax
+constexpr int kSelectThreads = 512;   // radix select: one block per row
 constexpr int kRadixBits = 8, kRadixBins = 1 << kRadixBits;
-constexpr uint32_t kNoPosition = 0xFFFFFFFFu;           // an empty candidate: loses to every element
+constexpr uint32_t kNoPosition = 0xFFFFFFFFu;  // an empty candidate: loses to every element
+// Few long rows (rows <= sm_count / 2, n >= 2^14) get several blocks each, about 4 per SM in all,
+// each over a slice of >= 2048 positions (< 2^32, so 32-bit shared counters suffice).
+constexpr int kMultiMaxRowsPerSm = 2;
+constexpr int64_t kMultiMinRow = int64_t(1) << 14;
+constexpr int kMultiBlocksPerSm = 4;
+constexpr int64_t kMultiMinSlice = 4 * kSelectThreads;
+constexpr int64_t kMultiMaxSlice = int64_t(1) << 30;
 
 // Keys as shuffled between lanes (at least 32 bits).
 template <typename Bits>
@@ -110,6 +120,39 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock)
         alive &= ~(1u << (position / kWarp));
         lane_best(keys, alive, lane, best_key, best_position);
       }
+    }
+  }
+}
+
+// Final order of one row's gathered k (k <= kSelectThreads * kSortItems): a stable block radix sort
+// by descending key (ascending inverted key), carrying positions; ties keep the gather's position
+// order. Slots past k get the largest inverted key and, coming after every real slot, stay last.
+// The caller has made the gathered results visible to the block (a barrier after the writes).
+template <typename Bits, int kSortItems>
+__device__ __forceinline__ void sort_selected(
+    const Bits* __restrict__ in, int64_t k, KeyCodec<Bits> codec, Bits* __restrict__ row_values,
+    int64_t* __restrict__ row_indices,
+    typename cub::BlockRadixSort<Bits, kSelectThreads, kSortItems, int64_t>::TempStorage& temp) {
+  Bits keys[kSortItems];
+  int64_t positions[kSortItems];
+#pragma unroll
+  for (int j = 0; j < kSortItems; ++j) {
+    const int64_t slot = int64_t(threadIdx.x) * kSortItems + j;
+    keys[j] = Bits(~Bits(0));
+    positions[j] = 0;
+    if (slot < k) {
+      keys[j] = Bits(~codec.encode(row_values[slot]));
+      positions[j] = row_indices[slot];
+    }
+  }
+  // Barriers inside: every read above happens before any write below.
+  cub::BlockRadixSort<Bits, kSelectThreads, kSortItems, int64_t>(temp).SortBlockedToStriped(keys, positions);
+#pragma unroll
+  for (int j = 0; j < kSortItems; ++j) {
+    const int64_t rank = int64_t(j) * kSelectThreads + threadIdx.x;
+    if (rank < k) {
+      row_values[rank] = in[positions[j]];
+      row_indices[rank] = positions[j];
     }
   }
 }
@@ -210,39 +253,169 @@ __global__ void __launch_bounds__(kSelectThreads)
       }
       above_base += total & 0xFFFFu;
       equal_base += total >> 16;
-      __syncthreads();  // temp.scan is reused
+      __syncthreads();                                                 // temp.scan is reused
       if (above_base >= num_above && equal_base >= take_equal) break;  // all found (uniform)
     }
 
-    // 3. Final order: a stable block radix sort by descending key (ascending inverted key) of the
-    //    gathered k, carrying positions; ties keep the gather's position order. Slots past k get
-    //    the largest inverted key and, coming after every real slot, stay last.
+    // 3. Final order (sort_selected).
     if constexpr (kSortInBlock) {
       __syncthreads();  // the gathered results (global memory) are visible to the whole block
-      Bits keys[kSortItems];
-      int64_t positions[kSortItems];
-#pragma unroll
-      for (int j = 0; j < kSortItems; ++j) {
-        const int64_t slot = int64_t(threadIdx.x) * kSortItems + j;
-        keys[j] = Bits(~Bits(0));
-        positions[j] = 0;
-        if (slot < k) {
-          keys[j] = Bits(~codec.encode(row_values[slot]));
-          positions[j] = row_indices[slot];
-        }
-      }
-      BlockSort(temp.sort).SortBlockedToStriped(keys, positions);  // barriers inside: reads done before writes
-#pragma unroll
-      for (int j = 0; j < kSortItems; ++j) {
-        const int64_t rank = int64_t(j) * kSelectThreads + threadIdx.x;
-        if (rank < k) {
-          row_values[rank] = in[positions[j]];
-          row_indices[rank] = positions[j];
-        }
-      }
+      sort_selected<Bits, kSortItems>(in, k, codec, row_values, row_indices, temp.sort);
     }
     __syncthreads();  // the next row reuses shared memory
   }
+}
+
+// ---- Few long rows: several blocks per row. Each step that needs the whole row's counts is its
+// own launch: per digit a histogram kernel (shared-memory counts added to the row's global
+// histogram with integer atomics: exact) and a choose kernel; then a count kernel (keys above /
+// equal to the threshold per slice) and a gather kernel (each block offsets its writes by the
+// counts of the slices before it, so the order is still position order); then the block sort.
+struct SelectState {
+  unsigned long long prefix, mask, remaining;  // the key bits fixed so far, and how many still to take
+};
+
+__global__ void multi_init_kernel(int64_t rows, int64_t k, SelectState* __restrict__ state) {
+  const int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row < rows) state[row] = SelectState{0ull, 0ull, static_cast<unsigned long long>(k)};
+}
+
+// Block (row, part) covers positions [part * slice, min(n, (part + 1) * slice)) of its row; slice < 2^32.
+template <typename Bits>
+__global__ void __launch_bounds__(kSelectThreads)
+    multi_histogram_kernel(const Bits* __restrict__ x, int64_t n, int64_t blocks_per_row, int64_t slice,
+                           KeyCodec<Bits> codec, int shift, const SelectState* __restrict__ state,
+                           unsigned long long* __restrict__ histograms) {
+  __shared__ uint32_t histogram[kRadixBins];
+  const int64_t row = blockIdx.x / blocks_per_row, part = blockIdx.x % blocks_per_row;
+  const int64_t begin = part * slice, end = begin + slice < n ? begin + slice : n;
+  for (int bin = threadIdx.x; bin < kRadixBins; bin += kSelectThreads) histogram[bin] = 0;
+  __syncthreads();
+  const Bits prefix = Bits(state[row].prefix), mask = Bits(state[row].mask);
+  const Bits* in = x + row * n;
+  for (int64_t i = begin + threadIdx.x; i < end; i += kSelectThreads) {
+    const Bits key = codec.encode(in[i]);
+    if (Bits(key & mask) == prefix) atomicAdd(&histogram[int((key >> shift) & (kRadixBins - 1))], 1u);
+  }
+  __syncthreads();
+  for (int bin = threadIdx.x; bin < kRadixBins; bin += kSelectThreads) {
+    if (histogram[bin] != 0) atomicAdd(&histograms[row * kRadixBins + bin], (unsigned long long)histogram[bin]);
+  }
+}
+
+// One thread per row: fixes the next digit from the row's histogram, and clears it for the next pass.
+__global__ void multi_choose_kernel(int64_t rows, int shift, SelectState* __restrict__ state,
+                                    unsigned long long* __restrict__ histograms) {
+  const int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  unsigned long long* histogram = histograms + row * kRadixBins;
+  SelectState s = state[row];
+  unsigned long long above = 0;
+  int digit = -1;
+  for (int bin = kRadixBins - 1; bin >= 0; --bin) {
+    const unsigned long long count = histogram[bin];
+    histogram[bin] = 0;
+    if (digit < 0) {
+      if (above + count >= s.remaining) {
+        digit = bin;
+      } else {
+        above += count;
+      }
+    }
+  }
+  if (digit < 0) digit = 0;  // unreachable (remaining <= matching keys); keeps the state defined
+  s.prefix |= static_cast<unsigned long long>(digit) << shift;
+  s.mask |= static_cast<unsigned long long>(kRadixBins - 1) << shift;
+  s.remaining -= above;
+  state[row] = s;
+}
+
+// Per block (row, part): how many keys of its slice are above the threshold (low 32 bits) and equal to it (high).
+template <typename Bits>
+__global__ void __launch_bounds__(kSelectThreads)
+    multi_count_kernel(const Bits* __restrict__ x, int64_t n, int64_t blocks_per_row, int64_t slice,
+                       KeyCodec<Bits> codec, const SelectState* __restrict__ state,
+                       unsigned long long* __restrict__ counts) {
+  using BlockReduce = cub::BlockReduce<unsigned long long, kSelectThreads>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  const int64_t row = blockIdx.x / blocks_per_row, part = blockIdx.x % blocks_per_row;
+  const int64_t begin = part * slice, end = begin + slice < n ? begin + slice : n;
+  const Bits threshold = Bits(state[row].prefix);
+  const Bits* in = x + row * n;
+  unsigned long long packed = 0;  // slice < 2^32: neither half overflows
+  for (int64_t i = begin + threadIdx.x; i < end; i += kSelectThreads) {
+    const Bits key = codec.encode(in[i]);
+    packed += key > threshold ? 1ull : (key == threshold ? (1ull << 32) : 0ull);
+  }
+  const unsigned long long total = BlockReduce(temp).Sum(packed);
+  if (threadIdx.x == 0) counts[blockIdx.x] = total;
+}
+
+template <typename Bits>
+__global__ void __launch_bounds__(kSelectThreads)
+    multi_gather_kernel(const Bits* __restrict__ x, int64_t n, int64_t k, int64_t blocks_per_row, int64_t slice,
+                        KeyCodec<Bits> codec, const SelectState* __restrict__ state,
+                        const unsigned long long* __restrict__ counts, Bits* __restrict__ values,
+                        int64_t* __restrict__ indices) {
+  using BlockScan = cub::BlockScan<uint32_t, kSelectThreads>;
+  __shared__ typename BlockScan::TempStorage temp;
+  __shared__ unsigned long long bases[2];
+  const int64_t row = blockIdx.x / blocks_per_row, part = blockIdx.x % blocks_per_row;
+  const int64_t begin = part * slice, end = begin + slice < n ? begin + slice : n;
+  if (threadIdx.x == 0) {  // the slices before this one, in position order
+    unsigned long long above = 0, equal = 0;
+    for (int64_t p = 0; p < part; ++p) {
+      const unsigned long long packed = counts[row * blocks_per_row + p];
+      above += packed & 0xFFFFFFFFull;
+      equal += packed >> 32;
+    }
+    bases[0] = above;
+    bases[1] = equal;
+  }
+  __syncthreads();
+  const Bits threshold = Bits(state[row].prefix);
+  const unsigned long long take_equal = state[row].remaining;
+  const unsigned long long num_above = static_cast<unsigned long long>(k) - take_equal;
+  unsigned long long above_base = bases[0], equal_base = bases[1];
+  const Bits* in = x + row * n;
+  Bits* row_values = values + row * k;
+  int64_t* row_indices = indices + row * k;
+  for (int64_t base = begin; base < end; base += kSelectThreads) {
+    if (above_base >= num_above && equal_base >= take_equal) break;  // nothing left to take (uniform)
+    const int64_t i = base + threadIdx.x;
+    uint32_t flags = 0;
+    if (i < end) {
+      const Bits key = codec.encode(in[i]);
+      flags = key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u);
+    }
+    uint32_t rank, total;
+    BlockScan(temp).ExclusiveSum(flags, rank, total);
+    if (flags == 1u) {
+      const unsigned long long slot = above_base + (rank & 0xFFFFu);
+      row_values[slot] = in[i];
+      row_indices[slot] = i;
+    } else if (flags != 0u) {
+      const unsigned long long equal_rank = equal_base + (rank >> 16);
+      if (equal_rank < take_equal) {
+        row_values[num_above + equal_rank] = in[i];
+        row_indices[num_above + equal_rank] = i;
+      }
+    }
+    above_base += total & 0xFFFFu;
+    equal_base += total >> 16;
+    __syncthreads();  // temp is reused
+  }
+}
+
+// One block per row: the gathered k (k <= kSelectThreads * kSortItems) put in final order.
+template <typename Bits, int kSortItems>
+__global__ void __launch_bounds__(kSelectThreads)
+    sort_selected_kernel(const Bits* __restrict__ x, int64_t n, int64_t k, KeyCodec<Bits> codec,
+                         Bits* __restrict__ values, int64_t* __restrict__ indices) {
+  using BlockSort = cub::BlockRadixSort<Bits, kSelectThreads, kSortItems, int64_t>;
+  __shared__ typename BlockSort::TempStorage temp;
+  const int64_t row = blockIdx.x;
+  sort_selected<Bits, kSortItems>(x + row * n, k, codec, values + row * k, indices + row * k, temp);
 }
 
 unsigned grid_for(int64_t blocks_needed, int blocks_per_sm) {
@@ -268,9 +441,57 @@ void launch_radix_topk(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   GPUPRIM_LAUNCH_CHECK();
 }
 
+// Few long rows: the multi-block path (see above). Temp memory: O(rows * 256) counters plus one
+// word per block.
+template <typename Bits>
+bool multi_block_topk(const Bits* in, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* out,
+                      int64_t* indices, Workspace& workspace, cudaStream_t stream) {
+  constexpr int kKeyBits = int(sizeof(Bits) * 8);
+  const int64_t target_blocks = int64_t(current_device_info().sm_count) * kMultiBlocksPerSm;
+  int64_t blocks_per_row = std::max<int64_t>(1, (target_blocks + rows - 1) / rows);
+  blocks_per_row = std::min(blocks_per_row, std::max<int64_t>(1, n / kMultiMinSlice));
+  int64_t slice = (n + blocks_per_row - 1) / blocks_per_row;
+  slice = std::min((slice + kSelectThreads - 1) / kSelectThreads * kSelectThreads, kMultiMaxSlice);
+  blocks_per_row = (n + slice - 1) / slice;
+  const int64_t blocks = rows * blocks_per_row;
+  auto* state = static_cast<SelectState*>(workspace.allocate(size_t(rows) * sizeof(SelectState)));
+  const size_t histogram_bytes = size_t(rows) * kRadixBins * sizeof(unsigned long long);
+  auto* histograms = static_cast<unsigned long long*>(workspace.allocate(histogram_bytes));
+  auto* counts = static_cast<unsigned long long*>(workspace.allocate(size_t(blocks) * sizeof(unsigned long long)));
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(histograms, 0, histogram_bytes, stream));
+  const unsigned row_grid = static_cast<unsigned>((rows + 255) / 256);
+  const unsigned grid = static_cast<unsigned>(blocks);
+  multi_init_kernel<<<row_grid, 256, 0, stream>>>(rows, k, state);
+  GPUPRIM_LAUNCH_CHECK();
+  for (int shift = kKeyBits - kRadixBits; shift >= 0; shift -= kRadixBits) {
+    multi_histogram_kernel<Bits>
+        <<<grid, kSelectThreads, 0, stream>>>(in, n, blocks_per_row, slice, codec, shift, state, histograms);
+    GPUPRIM_LAUNCH_CHECK();
+    multi_choose_kernel<<<row_grid, 256, 0, stream>>>(rows, shift, state, histograms);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+  multi_count_kernel<Bits><<<grid, kSelectThreads, 0, stream>>>(in, n, blocks_per_row, slice, codec, state, counts);
+  GPUPRIM_LAUNCH_CHECK();
+  multi_gather_kernel<Bits>
+      <<<grid, kSelectThreads, 0, stream>>>(in, n, k, blocks_per_row, slice, codec, state, counts, out, indices);
+  GPUPRIM_LAUNCH_CHECK();
+  const unsigned sort_grid = static_cast<unsigned>(rows);
+  if (k <= kSelectThreads) {
+    sort_selected_kernel<Bits, 1><<<sort_grid, kSelectThreads, 0, stream>>>(in, n, k, codec, out, indices);
+  } else if (k <= 2 * kSelectThreads) {
+    sort_selected_kernel<Bits, 2><<<sort_grid, kSelectThreads, 0, stream>>>(in, n, k, codec, out, indices);
+  } else if (k <= kTopkBlockSortMax) {
+    sort_selected_kernel<Bits, 4><<<sort_grid, kSelectThreads, 0, stream>>>(in, n, k, codec, out, indices);
+  } else {
+    return false;  // the glue sorts
+  }
+  GPUPRIM_LAUNCH_CHECK();
+  return true;
+}
+
 template <typename Bits>
 bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_t n, int64_t k, bool largest,
-                void* values, int64_t* indices, cudaStream_t stream) {
+                void* values, int64_t* indices, Workspace& workspace, cudaStream_t stream) {
   // Ascending keys when largest (larger key = larger value), inverted keys otherwise.
   const KeyCodec<Bits> codec{kind, inf_bits, /*descending=*/!largest};
   const auto* in = static_cast<const Bits*>(x);
@@ -289,6 +510,9 @@ bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_
     }
     return true;
   }
+  if (n >= kMultiMinRow && rows * kMultiMaxRowsPerSm <= current_device_info().sm_count) {
+    return multi_block_topk<Bits>(in, rows, n, k, codec, out, indices, workspace, stream);
+  }
   if (k <= kSelectThreads) {
     launch_radix_topk<Bits, 1, true>(in, rows, n, k, codec, out, indices, stream);
   } else if (k <= 2 * kSelectThreads) {
@@ -306,28 +530,29 @@ bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_
 }  // namespace
 
 bool topk_cuda_launch(const void* x, DType type, int64_t rows, int64_t n, int64_t k, bool largest, void* values,
-                      int64_t* indices, Workspace& /*workspace*/, cudaStream_t stream) {
+                      int64_t* indices, Workspace& workspace, cudaStream_t stream) {
   switch (type) {
     case DType::kBool:
     case DType::kUInt8:
-      return topk_typed<uint8_t>(x, KeyKind::kUnsigned, 0, rows, n, k, largest, values, indices, stream);
+      return topk_typed<uint8_t>(x, KeyKind::kUnsigned, 0, rows, n, k, largest, values, indices, workspace, stream);
     case DType::kInt8:
-      return topk_typed<uint8_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, stream);
+      return topk_typed<uint8_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, workspace, stream);
     case DType::kInt16:
-      return topk_typed<uint16_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, stream);
+      return topk_typed<uint16_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, workspace, stream);
     case DType::kInt32:
-      return topk_typed<uint32_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, stream);
+      return topk_typed<uint32_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, workspace, stream);
     case DType::kInt64:
-      return topk_typed<uint64_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, stream);
+      return topk_typed<uint64_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, workspace, stream);
     case DType::kFloat16:
-      return topk_typed<uint16_t>(x, KeyKind::kFloat, 0x7C00, rows, n, k, largest, values, indices, stream);
+      return topk_typed<uint16_t>(x, KeyKind::kFloat, 0x7C00, rows, n, k, largest, values, indices, workspace, stream);
     case DType::kBFloat16:
-      return topk_typed<uint16_t>(x, KeyKind::kFloat, 0x7F80, rows, n, k, largest, values, indices, stream);
+      return topk_typed<uint16_t>(x, KeyKind::kFloat, 0x7F80, rows, n, k, largest, values, indices, workspace, stream);
     case DType::kFloat32:
-      return topk_typed<uint32_t>(x, KeyKind::kFloat, 0x7F800000u, rows, n, k, largest, values, indices, stream);
+      return topk_typed<uint32_t>(x, KeyKind::kFloat, 0x7F800000u, rows, n, k, largest, values, indices, workspace,
+                                  stream);
     case DType::kFloat64:
       return topk_typed<uint64_t>(x, KeyKind::kFloat, 0x7FF0000000000000ull, rows, n, k, largest, values, indices,
-                                  stream);
+                                  workspace, stream);
   }
   throw std::runtime_error("gpuprim.topk: unsupported dtype");
 }

@@ -1,6 +1,7 @@
 // ATen-free interface between topk_cuda.cpp (glue) and topk_cuda.cu (kernels).
 #pragma once
 #include <cuda_runtime.h>
+
 #include <cstdint>
 
 #include "common/dtype.h"

@@ -58,7 +58,7 @@ GPUPRIM_HOST_DEVICE uint32_t logit_key(float logit) {
   const uint32_t bits = float_to_bits(logit);
   const uint32_t magnitude = bits & 0x7FFFFFFFu;
   if (magnitude > 0x7F800000u) return 0xFFFFFFFFu;  // NaN
-  if (magnitude == 0) return 0x80000000u;            // +-0.0
+  if (magnitude == 0) return 0x80000000u;           // +-0.0
   return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
 }
 
@@ -70,13 +70,13 @@ GPUPRIM_HOST_DEVICE float exp_fp32(float x) {
   if (x > 88.72283935546875f) return INFINITY;
   if (x < -87.0f) return 0.0f;
   const float n = rintf(mul_rn(x, 1.44269502162933349609375f));  // round(x / ln2), in [-126, 128]
-  float r = fmaf(n, -0.693145751953125f, x);              // ln2 split in a short high part (exact n * hi)
-  r = fmaf(n, -1.428606765330187045e-06f, r);             // and the rest
-  float p = 1.98412698e-4f;                               // 1/7!
-  p = fmaf(p, r, 1.38888889e-3f);                         // 1/6!
-  p = fmaf(p, r, 8.33333333e-3f);                         // 1/5!
-  p = fmaf(p, r, 4.16666667e-2f);                         // 1/4!
-  p = fmaf(p, r, 1.66666667e-1f);                         // 1/3!
+  float r = fmaf(n, -0.693145751953125f, x);                     // ln2 split in a short high part (exact n * hi)
+  r = fmaf(n, -1.428606765330187045e-06f, r);                    // and the rest
+  float p = 1.98412698e-4f;                                      // 1/7!
+  p = fmaf(p, r, 1.38888889e-3f);                                // 1/6!
+  p = fmaf(p, r, 8.33333333e-3f);                                // 1/5!
+  p = fmaf(p, r, 4.16666667e-2f);                                // 1/4!
+  p = fmaf(p, r, 1.66666667e-1f);                                // 1/3!
   p = fmaf(p, r, 0.5f);
   p = fmaf(p, r, 1.0f);
   p = fmaf(p, r, 1.0f);

@@ -19,8 +19,8 @@ gating::Score topk_gating_check(const at::Tensor& logits, const c10::SymInt& k, 
                       "float32, float16 or bfloat16", type);
   GPUPRIM_CHECK_ARG(logits.dim() == 2, "topk_gating", "logits", "2-D [tokens, experts]", logits.sizes());
   const c10::SymInt experts = logits.sym_size(1);
-  GPUPRIM_CHECK_ARG(k >= 0 && k <= experts, "topk_gating", "k", "in [0, " + c10::str(experts) + "] (the number of experts)",
-                    k);
+  GPUPRIM_CHECK_ARG(k >= 0 && k <= experts, "topk_gating", "k",
+                    "in [0, " + c10::str(experts) + "] (the number of experts)", k);
   GPUPRIM_CHECK_ARG(score == "softmax" || score == "sigmoid", "topk_gating", "score", "\"softmax\" or \"sigmoid\"",
                     std::string(score));
   return score == "softmax" ? gating::Score::kSoftmax : gating::Score::kSigmoid;
@@ -30,8 +30,8 @@ void topk_gating_backward_check(const at::Tensor& grad_gates, const at::Tensor& 
                                 const at::Tensor& expert_ids, c10::string_view score) {
   GPUPRIM_CHECK_ARG(gates.dim() == 2, "topk_gating_backward", "gates", "2-D [tokens, k]", gates.sym_sizes());
   topk_gating_check(logits, gates.sym_size(1), score);
-  GPUPRIM_CHECK_ARG(gates.sym_size(0) == logits.sym_size(0), "topk_gating_backward", "gates",
-                    "[tokens, k]", gates.sym_sizes());
+  GPUPRIM_CHECK_ARG(gates.sym_size(0) == logits.sym_size(0), "topk_gating_backward", "gates", "[tokens, k]",
+                    gates.sym_sizes());
   GPUPRIM_CHECK_ARG(grad_gates.sym_sizes() == gates.sym_sizes(), "topk_gating_backward", "grad_gates",
                     "of gates' shape", grad_gates.sym_sizes());
   GPUPRIM_CHECK_ARG(expert_ids.sym_sizes() == gates.sym_sizes(), "topk_gating_backward", "expert_ids",
@@ -92,9 +92,8 @@ void topk_gating_rows_cpu(const T* logits, int64_t tokens, int64_t experts, int6
       }
       std::iota(order.begin(), order.end(), int64_t(0));
       // Ranked by logit (softmax and sigmoid are increasing), ties to the lower expert index.
-      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&keys](int64_t i, int64_t j) {
-        return keys[i] > keys[j] || (keys[i] == keys[j] && i < j);
-      });
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&keys](int64_t i, int64_t j) { return keys[i] > keys[j] || (keys[i] == keys[j] && i < j); });
       const float max_logit = row[order[0]];  // the top-ranked logit is the row's max (NaN if any)
       float sum = 0.0f;
       for (int64_t j = 0; j < k; ++j) {  // in rank order, as the CUDA kernel adds them

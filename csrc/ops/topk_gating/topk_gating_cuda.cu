@@ -146,8 +146,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
                  const int64_t* __restrict__ expert_ids, Score score, bool renormalize, float* __restrict__ gates) {
   const int lane = int(threadIdx.x) % kWarp;
   const int64_t warps = int64_t(gridDim.x) * kTokensPerBlock;
-  for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens;
-       token += warps) {
+  for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens; token += warps) {
     const int64_t row = token * experts;
     const int64_t* ids = expert_ids + token * k;
     // expert_ids come from gpuprim::topk (in range); clamped anyway so that no read leaves the row.
@@ -191,37 +190,37 @@ void fused_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k,
   const int threads = kWarp * kTokensPerBlock;
   const int e = int(experts), kk = int(k);
   if (experts <= 1 * kWarp) {
-    fused_gating_kernel<kType, 1><<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates,
-                                                                 expert_ids);
+    fused_gating_kernel<kType, 1>
+        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
   } else if (experts <= 2 * kWarp) {
-    fused_gating_kernel<kType, 2><<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates,
-                                                                 expert_ids);
+    fused_gating_kernel<kType, 2>
+        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
   } else if (experts <= 4 * kWarp) {
-    fused_gating_kernel<kType, 4><<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates,
-                                                                 expert_ids);
+    fused_gating_kernel<kType, 4>
+        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
   } else if (experts <= 8 * kWarp) {
-    fused_gating_kernel<kType, 8><<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates,
-                                                                 expert_ids);
+    fused_gating_kernel<kType, 8>
+        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
   } else {
     static_assert(kGatingFusedMaxExperts == 16 * kWarp, "the largest register tile");
-    fused_gating_kernel<kType, 16><<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates,
-                                                                  expert_ids);
+    fused_gating_kernel<kType, 16>
+        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
   }
   GPUPRIM_LAUNCH_CHECK();
 }
 
 template <DType kType>
-void gates_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k, const int64_t* expert_ids,
-                 Score score, bool renormalize, float* gates, cudaStream_t stream) {
-  gates_kernel<kType><<<grid_for(tokens), kWarp * kTokensPerBlock, 0, stream>>>(logits, tokens, experts, k,
-                                                                                 expert_ids, score, renormalize, gates);
+void gates_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k, const int64_t* expert_ids, Score score,
+                 bool renormalize, float* gates, cudaStream_t stream) {
+  gates_kernel<kType><<<grid_for(tokens), kWarp * kTokensPerBlock, 0, stream>>>(logits, tokens, experts, k, expert_ids,
+                                                                                score, renormalize, gates);
   GPUPRIM_LAUNCH_CHECK();
 }
 
 }  // namespace
 
-void topk_gating_fused_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k,
-                              Score score, bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
+void topk_gating_fused_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k, Score score,
+                              bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
   switch (type) {
     case DType::kFloat32:
       return fused_typed<DType::kFloat32>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream);
@@ -243,8 +242,7 @@ void topk_gating_gates_launch(const void* logits, DType type, int64_t tokens, in
     case DType::kFloat16:
       return gates_typed<DType::kFloat16>(logits, tokens, experts, k, expert_ids, score, renormalize, gates, stream);
     case DType::kBFloat16:
-      return gates_typed<DType::kBFloat16>(logits, tokens, experts, k, expert_ids, score, renormalize, gates,
-                                           stream);
+      return gates_typed<DType::kBFloat16>(logits, tokens, experts, k, expert_ids, score, renormalize, gates, stream);
     default:
       throw std::runtime_error("gpuprim.topk_gating: unsupported dtype");
   }
