@@ -265,7 +265,8 @@ def test_cuda_matches_cpu_every_path(dtype):
         ((1000, 1), (1,)), ((1000, 32), (1, 8, 32)), ((700, 64), (2, 64)), ((300, 128), (1, 8, 64, 65, 128)),
         ((200, 256), (8, 64)), ((100, 512), (1, 64, 65, 512)),  # warp path, every tile; radix beyond k = 64
         ((50, 513), (1, 32, 513)), ((9, 10_000), (1, 31, 33, 512, 513, 1024, 1025, 2048, 2049, 10_000)),
-        ((1, 300_001), (1, 100, 1024, 5000)), ((3, 70_001), (50,)),
+        ((1, 300_001), (1, 100, 1024, 5000)), ((3, 70_001), (50,)),  # several blocks per row
+        ((200, 20_000), (1, 64, 3000)),  # one block per row, long rows: candidates in shared memory
     ]
     for shape, ks in cases:
         x = _random(shape, dtype, g)
@@ -284,9 +285,21 @@ def test_cuda_ties_and_specials():
             for largest in (True, False):
                 _cuda_vs_cpu(few, k, 1, largest)
     for fill in (float("nan"), float("-inf"), -0.0):
-        for n in (100, 5000):
+        for n in (100, 5000, 20_000):  # warp; one block (too many ties for shared memory); several blocks
             _cuda_vs_cpu(torch.full((5, n), fill), 40, 1, True)
             _cuda_vs_cpu(torch.full((5, n), fill), 40, 1, False)
+
+
+@pytest.mark.gpu
+def test_cuda_radix_paths_with_ties():
+    """One block per row: the first digit's bin fits in shared memory or not (constant rows, few values)."""
+    g = torch.Generator().manual_seed(4)
+    for x in (torch.full((100, 20_000), 1.5), torch.randint(0, 3, (100, 20_000), generator=g).float(),
+              torch.randint(0, 1000, (100, 20_000), generator=g).to(torch.int16),
+              torch.randn(100, 20_000, generator=g, dtype=torch.float64)):
+        for k in (1, 33, 1024, 2049):
+            for largest in (True, False):
+                _cuda_vs_cpu(x, k, 1, largest)
 
 
 @pytest.mark.gpu

@@ -10,9 +10,11 @@
 //     then one pass in index order (block-wide scans) gathers the keys above it and the first
 //     (lowest position) keys equal to it; then, for k <= 2048, a block radix sort of those k
 //     (stable, so ties stay in position order) puts them in final order (beyond: the glue sorts).
+//     When the first digit's bin is small enough, its keys move to shared memory (2 row reads).
 // Every path is deterministic: the result is a function of the input (unique under the tie rule).
-// Bytes per element (fp32, radix select): 4 digit passes and one gather pass read the row (5 x 4
-// bytes); the warp path reads the row once.
+// Bytes per element (fp32, radix select): 2 reads of the row (4 bytes each) when the first digit's
+// bin fits in shared memory, else 4 digit passes and a gather (5 reads); the multi-block path reads
+// it 5 times; the warp path once.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -157,36 +159,85 @@ __device__ __forceinline__ void sort_selected(
   }
 }
 
+// Radix select, thread 0: the bin (digit) holding the remaining-th best of the counted keys, how many
+// are still to be taken from it, and its count; every thread returns after a barrier.
+__device__ __forceinline__ void choose_digit(const uint32_t* histogram, const unsigned long long* wide_histogram,
+                                             bool wide_counts, unsigned long long remaining, int* chosen_digit,
+                                             unsigned long long* chosen_remaining, unsigned long long* chosen_count) {
+  if (threadIdx.x == 0) {
+    unsigned long long above = 0;  // counted keys in higher bins
+    int digit = 0;
+    unsigned long long count = 0;
+    for (int bin = kRadixBins - 1; bin >= 0; --bin) {
+      count = wide_counts ? wide_histogram[bin] : histogram[bin];
+      if (above + count >= remaining) {
+        digit = bin;
+        break;
+      }
+      above += count;
+    }
+    *chosen_digit = digit;
+    *chosen_remaining = remaining - above;
+    *chosen_count = count;
+  }
+  __syncthreads();
+}
+
+// Shared memory for the candidates of the one-block radix select (keys and 32-bit positions).
+constexpr int kCandidateBytes = 32 * 1024;
+template <typename Bits>
+constexpr int candidate_capacity() {
+  return kCandidateBytes / int(sizeof(Bits) + sizeof(uint32_t));
+}
+
 // One block per row: radix select of the k-th key, gather in position order, optional block sort.
+//   1. The k-th best key, digit by digit from the top: among the keys matching `prefix` on `mask`,
+//      `remaining` are still to be taken; the digit whose bin holds the remaining-th best is fixed.
+//   2. The first digit pass usually leaves few keys in the chosen bin: if they fit in shared memory
+//      (and the key has more digits), a second read of the row writes the keys of higher bins
+//      (certainly chosen) to the output in position order and copies the chosen bin's keys, with
+//      their positions, to shared memory in position order; the other digits are found there and
+//      the final gather reads only them: the row is read twice instead of once per digit plus one.
+//   3. Gather in position order (block-wide scans): the keys above the k-th (all of them) and the
+//      first `remaining` equal to it. Keys that tie are always in the same group (definite or
+//      candidate; above or equal), so within a tie the output keeps position order.
+//   4. For k <= kSelectThreads * kSortItems a stable block radix sort puts the k in final order.
 template <typename Bits, int kSortItems, bool kSortInBlock>
 __global__ void __launch_bounds__(kSelectThreads)
     radix_topk_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec,
                       Bits* __restrict__ values, int64_t* __restrict__ indices) {
   using BlockScan = cub::BlockScan<uint32_t, kSelectThreads>;
   using BlockSort = cub::BlockRadixSort<Bits, kSelectThreads, kSortItems, int64_t>;
+  constexpr int kCapacity = candidate_capacity<Bits>();
+  constexpr int kKeyBits = int(sizeof(Bits) * 8);
+  constexpr int kTopShift = kKeyBits - kRadixBits;
   __shared__ union {
-    typename BlockScan::TempStorage scan;
-    typename BlockSort::TempStorage sort;
+    typename BlockSort::TempStorage sort;  // step 4 only
+    struct {
+      typename BlockScan::TempStorage scan;
+      Bits keys[kCapacity];
+      uint32_t positions[kCapacity];
+    } select;
   } temp;
   // 32-bit counters (native shared-memory atomics) unless the row is too long for them.
   __shared__ uint32_t histogram[kRadixBins];
   __shared__ unsigned long long wide_histogram[kRadixBins];
-  const bool wide_counts = n > int64_t(UINT32_MAX);
   __shared__ int chosen_digit;
-  __shared__ unsigned long long chosen_remaining;
-  constexpr int kKeyBits = int(sizeof(Bits) * 8);
+  __shared__ unsigned long long chosen_remaining, chosen_count;
+  const bool wide_counts = n > int64_t(UINT32_MAX);
 
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {  // uniform across the block
     const Bits* in = x + row * n;
     Bits* row_values = values + row * k;
     int64_t* row_indices = indices + row * k;
 
-    // 1. The k-th best key, digit by digit: among the keys matching `prefix` on `mask`, `remaining`
-    //    are still to be taken; the digit whose bin holds the remaining-th best is fixed next.
+    // 1. Digit passes over the row (all of them, or the first only when the candidates fit).
     Bits prefix = 0, mask = 0;
     unsigned long long remaining = static_cast<unsigned long long>(k);
+    bool use_candidates = false;
+    int shift = kTopShift;
 #pragma unroll 1
-    for (int shift = kKeyBits - kRadixBits; shift >= 0; shift -= kRadixBits) {
+    for (; shift >= 0; shift -= kRadixBits) {
       for (int bin = threadIdx.x; bin < kRadixBins; bin += kSelectThreads) {
         histogram[bin] = 0;
         wide_histogram[bin] = 0;
@@ -204,60 +255,134 @@ __global__ void __launch_bounds__(kSelectThreads)
         }
       }
       __syncthreads();
-      if (threadIdx.x == 0) {
-        unsigned long long above = 0;  // matching keys in higher bins
-        int digit = 0;
-        for (int bin = kRadixBins - 1; bin >= 0; --bin) {
-          const unsigned long long count = wide_counts ? wide_histogram[bin] : histogram[bin];
-          if (above + count >= remaining) {
-            digit = bin;
-            break;
-          }
-          above += count;
-        }
-        chosen_digit = digit;
-        chosen_remaining = remaining - above;
-      }
-      __syncthreads();
+      choose_digit(histogram, wide_histogram, wide_counts, remaining, &chosen_digit, &chosen_remaining,
+                   &chosen_count);
       prefix = Bits(prefix | Bits(Bits(chosen_digit) << shift));
       mask = Bits(mask | Bits(Bits(kRadixBins - 1) << shift));
-      remaining = chosen_remaining;  // (thread 0 writes it again only after the next two barriers)
+      remaining = chosen_remaining;  // (thread 0 writes these again only after two more barriers)
+      if (shift == kTopShift && shift > 0 && !wide_counts && chosen_count <= kCapacity) {  // uniform
+        use_candidates = true;
+        shift -= kRadixBits;
+        break;
+      }
     }
 
-    // 2. Gather, in position order: every key above the threshold (k - remaining of them), then
-    //    the first `remaining` keys equal to it. One block-wide scan per tile of positions counts
-    //    both (packed in one word: above in the low 16 bits, equal in the high 16).
-    const Bits threshold = prefix;
-    const unsigned long long take_equal = remaining;
-    const unsigned long long num_above = static_cast<unsigned long long>(k) - take_equal;
-    unsigned long long above_base = 0, equal_base = 0;
-    for (int64_t base = 0; base < n; base += kSelectThreads) {
-      const int64_t i = base + threadIdx.x;
-      uint32_t flags = 0;
-      if (i < n) {
-        const Bits key = codec.encode(in[i]);
-        flags = key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u);
-      }
-      uint32_t rank, total;
-      BlockScan(temp.scan).ExclusiveSum(flags, rank, total);
-      if (flags == 1u) {
-        const unsigned long long slot = above_base + (rank & 0xFFFFu);
-        row_values[slot] = in[i];
-        row_indices[slot] = i;
-      } else if (flags != 0u) {
-        const unsigned long long equal_rank = equal_base + (rank >> 16);
-        if (equal_rank < take_equal) {
-          row_values[num_above + equal_rank] = in[i];
-          row_indices[num_above + equal_rank] = i;
+    if (use_candidates) {
+      // 2. Second read: definite keys (higher top digit) to the output, candidates to shared memory.
+      const int top_digit = int(prefix >> kTopShift);
+      const unsigned long long definite = static_cast<unsigned long long>(k) - remaining;
+      const int num_candidates = int(chosen_count);
+      unsigned long long definite_base = 0;
+      int candidate_base = 0;
+      for (int64_t base = 0; base < n; base += kSelectThreads) {
+        const int64_t i = base + threadIdx.x;
+        uint32_t flags = 0;
+        Bits key = 0;
+        if (i < n) {
+          key = codec.encode(in[i]);
+          const int digit = int(key >> kTopShift);
+          flags = digit > top_digit ? 1u : (digit == top_digit ? (1u << 16) : 0u);
         }
+        uint32_t rank, total;
+        BlockScan(temp.select.scan).ExclusiveSum(flags, rank, total);
+        if (flags == 1u) {
+          const unsigned long long slot = definite_base + (rank & 0xFFFFu);
+          row_values[slot] = in[i];
+          row_indices[slot] = i;
+        } else if (flags != 0u) {
+          const int slot = candidate_base + int(rank >> 16);
+          if (slot < kCapacity) {  // always (the count is exact); keeps shared memory safe
+            temp.select.keys[slot] = key;
+            temp.select.positions[slot] = uint32_t(i);
+          }
+        }
+        definite_base += total & 0xFFFFu;
+        candidate_base += int(total >> 16);
+        __syncthreads();  // temp.select.scan is reused; the candidates are visible after the loop
+        if (definite_base >= definite && candidate_base >= num_candidates) break;  // uniform
       }
-      above_base += total & 0xFFFFu;
-      equal_base += total >> 16;
-      __syncthreads();                                                 // temp.scan is reused
-      if (above_base >= num_above && equal_base >= take_equal) break;  // all found (uniform)
+      // 1 (continued). The remaining digits, over the candidates.
+#pragma unroll 1
+      for (; shift >= 0; shift -= kRadixBits) {
+        for (int bin = threadIdx.x; bin < kRadixBins; bin += kSelectThreads) histogram[bin] = 0;
+        __syncthreads();
+        for (int c = threadIdx.x; c < num_candidates; c += kSelectThreads) {
+          const Bits key = temp.select.keys[c];
+          if (Bits(key & mask) == prefix) atomicAdd(&histogram[int((key >> shift) & (kRadixBins - 1))], 1u);
+        }
+        __syncthreads();
+        choose_digit(histogram, wide_histogram, false, remaining, &chosen_digit, &chosen_remaining, &chosen_count);
+        prefix = Bits(prefix | Bits(Bits(chosen_digit) << shift));
+        mask = Bits(mask | Bits(Bits(kRadixBins - 1) << shift));
+        remaining = chosen_remaining;
+      }
+      // 3. Gather from the candidates, in position order, after the definite keys.
+      const Bits threshold = prefix;
+      const unsigned long long take_equal = remaining;
+      const unsigned long long num_above = static_cast<unsigned long long>(k) - take_equal;
+      unsigned long long above_base = definite, equal_base = 0;
+      for (int base = 0; base < num_candidates; base += kSelectThreads) {
+        const int c = base + int(threadIdx.x);
+        uint32_t flags = 0;
+        if (c < num_candidates) {
+          const Bits key = temp.select.keys[c];
+          flags = key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u);
+        }
+        uint32_t rank, total;
+        BlockScan(temp.select.scan).ExclusiveSum(flags, rank, total);
+        if (flags == 1u) {
+          const unsigned long long slot = above_base + (rank & 0xFFFFu);
+          const int64_t position = temp.select.positions[c];
+          row_values[slot] = in[position];
+          row_indices[slot] = position;
+        } else if (flags != 0u) {
+          const unsigned long long equal_rank = equal_base + (rank >> 16);
+          if (equal_rank < take_equal) {
+            const int64_t position = temp.select.positions[c];
+            row_values[num_above + equal_rank] = in[position];
+            row_indices[num_above + equal_rank] = position;
+          }
+        }
+        above_base += total & 0xFFFFu;
+        equal_base += total >> 16;
+        __syncthreads();  // temp.select.scan is reused
+      }
+    } else {
+      // 3. Gather from the row, in position order: every key above the threshold (k - remaining of
+      //    them), then the first `remaining` equal to it. One block-wide scan per tile counts both
+      //    (packed in one word: above in the low 16 bits, equal in the high 16).
+      const Bits threshold = prefix;
+      const unsigned long long take_equal = remaining;
+      const unsigned long long num_above = static_cast<unsigned long long>(k) - take_equal;
+      unsigned long long above_base = 0, equal_base = 0;
+      for (int64_t base = 0; base < n; base += kSelectThreads) {
+        const int64_t i = base + threadIdx.x;
+        uint32_t flags = 0;
+        if (i < n) {
+          const Bits key = codec.encode(in[i]);
+          flags = key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u);
+        }
+        uint32_t rank, total;
+        BlockScan(temp.select.scan).ExclusiveSum(flags, rank, total);
+        if (flags == 1u) {
+          const unsigned long long slot = above_base + (rank & 0xFFFFu);
+          row_values[slot] = in[i];
+          row_indices[slot] = i;
+        } else if (flags != 0u) {
+          const unsigned long long equal_rank = equal_base + (rank >> 16);
+          if (equal_rank < take_equal) {
+            row_values[num_above + equal_rank] = in[i];
+            row_indices[num_above + equal_rank] = i;
+          }
+        }
+        above_base += total & 0xFFFFu;
+        equal_base += total >> 16;
+        __syncthreads();                                                 // temp.select.scan is reused
+        if (above_base >= num_above && equal_base >= take_equal) break;  // all found (uniform)
+      }
     }
 
-    // 3. Final order (sort_selected).
+    // 4. Final order (sort_selected).
     if constexpr (kSortInBlock) {
       __syncthreads();  // the gathered results (global memory) are visible to the whole block
       sort_selected<Bits, kSortItems>(in, k, codec, row_values, row_indices, temp.sort);
