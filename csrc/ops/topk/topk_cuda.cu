@@ -3,6 +3,7 @@
 // (worst when !largest), -0.0 equal to +0.0; among equal keys the lower position wins. Paths:
 //   rows of <= 512 elements, k <= 64: one warp per row (many rows per block), the row in registers,
 //     k rounds of a warp-wide (key, position) argmax; only the winner's lane rescans its items.
+//   k = 1 (longer rows): a block-wide argmax per row (or per slice, then over the slices' winners).
 //   few long rows (rows <= sm_count / 2, n >= 2^14): several blocks per row, one launch per step
 //     of the radix select below (histograms added across blocks with integer atomics: exact).
 //   other rows: one block per row, radix select: per 8-bit digit (most significant first) a shared
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "common/cuda_check.h"
 #include "common/device_info.h"
@@ -255,8 +257,7 @@ __global__ void __launch_bounds__(kSelectThreads)
         }
       }
       __syncthreads();
-      choose_digit(histogram, wide_histogram, wide_counts, remaining, &chosen_digit, &chosen_remaining,
-                   &chosen_count);
+      choose_digit(histogram, wide_histogram, wide_counts, remaining, &chosen_digit, &chosen_remaining, &chosen_count);
       prefix = Bits(prefix | Bits(Bits(chosen_digit) << shift));
       mask = Bits(mask | Bits(Bits(kRadixBins - 1) << shift));
       remaining = chosen_remaining;  // (thread 0 writes these again only after two more barriers)
@@ -543,6 +544,76 @@ __global__ void __launch_bounds__(kSelectThreads)
   sort_selected<Bits, kSortItems>(x + row * n, k, codec, values + row * k, indices + row * k, temp);
 }
 
+// ---- k = 1: an argmax (argmin) under the same total order, reading the row once. One block per
+// row, or for few long rows several blocks per row and a second small kernel over their winners.
+template <typename Bits>
+struct Best {
+  WideKey<Bits> key;
+  int64_t position;  // kNoBest: no element yet (loses to every element)
+};
+constexpr int64_t kNoBest = INT64_MAX;
+
+struct BestOf {
+  template <typename T>
+  __device__ __forceinline__ T operator()(const T& a, const T& b) const {
+    return (a.key > b.key || (a.key == b.key && a.position < b.position)) ? a : b;
+  }
+};
+
+// The best element of positions [begin, end) of a row, reduced over the block (valid in thread 0).
+template <typename Bits>
+__device__ __forceinline__ Best<Bits> block_best(
+    const Bits* __restrict__ in, int64_t begin, int64_t end, KeyCodec<Bits> codec,
+    typename cub::BlockReduce<Best<Bits>, kSelectThreads>::TempStorage& temp) {
+  Best<Bits> best{0, kNoBest};
+  for (int64_t i = begin + threadIdx.x; i < end; i += kSelectThreads) {  // increasing positions: keep the first
+    const WideKey<Bits> key = codec.encode(in[i]);
+    if (best.position == kNoBest || key > best.key) best = Best<Bits>{key, i};
+  }
+  return cub::BlockReduce<Best<Bits>, kSelectThreads>(temp).Reduce(best, BestOf());
+}
+
+template <typename Bits>
+__global__ void __launch_bounds__(kSelectThreads)
+    argbest_rows_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, KeyCodec<Bits> codec,
+                        Bits* __restrict__ values, int64_t* __restrict__ indices) {
+  __shared__ typename cub::BlockReduce<Best<Bits>, kSelectThreads>::TempStorage temp;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {  // uniform across the block
+    const Bits* in = x + row * n;
+    const Best<Bits> best = block_best(in, 0, n, codec, temp);
+    if (threadIdx.x == 0) {
+      values[row] = in[best.position];
+      indices[row] = best.position;
+    }
+    __syncthreads();  // temp is reused
+  }
+}
+
+template <typename Bits>
+__global__ void __launch_bounds__(kSelectThreads)
+    argbest_partial_kernel(const Bits* __restrict__ x, int64_t n, int64_t blocks_per_row, int64_t slice,
+                           KeyCodec<Bits> codec, Best<Bits>* __restrict__ partial) {
+  __shared__ typename cub::BlockReduce<Best<Bits>, kSelectThreads>::TempStorage temp;
+  const int64_t row = blockIdx.x / blocks_per_row, part = blockIdx.x % blocks_per_row;
+  const int64_t begin = part * slice, end = begin + slice < n ? begin + slice : n;
+  const Best<Bits> best = block_best(x + row * n, begin, end, codec, temp);
+  if (threadIdx.x == 0) partial[blockIdx.x] = best;
+}
+
+// One thread per row: the best of its blocks' winners (a total order: any order of combining agrees).
+template <typename Bits>
+__global__ void argbest_final_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, int64_t blocks_per_row,
+                                     const Best<Bits>* __restrict__ partial, Bits* __restrict__ values,
+                                     int64_t* __restrict__ indices) {
+  const int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  Best<Bits> best = partial[row * blocks_per_row];
+  for (int64_t p = 1; p < blocks_per_row; ++p) best = BestOf()(best, partial[row * blocks_per_row + p]);
+  const int64_t position = best.position < n ? best.position : 0;  // always < n (every slice is non-empty)
+  values[row] = x[row * n + position];
+  indices[row] = position;
+}
+
 unsigned grid_for(int64_t blocks_needed, int blocks_per_sm) {
   const int64_t limit = int64_t(current_device_info().sm_count) * blocks_per_sm;
   return static_cast<unsigned>(std::clamp<int64_t>(blocks_needed, 1, limit));
@@ -566,18 +637,43 @@ void launch_radix_topk(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   GPUPRIM_LAUNCH_CHECK();
 }
 
+// Several blocks per row: (blocks per row, positions per block), about kMultiBlocksPerSm blocks per
+// SM in all, each slice a multiple of the block size, >= kMultiMinSlice and < 2^32 positions.
+std::pair<int64_t, int64_t> multi_block_slices(int64_t rows, int64_t n) {
+  const int64_t target_blocks = int64_t(current_device_info().sm_count) * kMultiBlocksPerSm;
+  int64_t blocks_per_row = std::max<int64_t>(1, (target_blocks + rows - 1) / rows);
+  blocks_per_row = std::min(blocks_per_row, std::max<int64_t>(1, n / kMultiMinSlice));
+  int64_t slice = (n + blocks_per_row - 1) / blocks_per_row;
+  slice = std::min((slice + kSelectThreads - 1) / kSelectThreads * kSelectThreads, kMultiMaxSlice);
+  return {(n + slice - 1) / slice, slice};
+}
+
+// k = 1.
+template <typename Bits>
+void argbest(const Bits* in, int64_t rows, int64_t n, KeyCodec<Bits> codec, Bits* out, int64_t* indices,
+             bool multi_block, Workspace& workspace, cudaStream_t stream) {
+  if (!multi_block) {
+    argbest_rows_kernel<Bits><<<grid_for(rows, 8), kSelectThreads, 0, stream>>>(in, rows, n, codec, out, indices);
+    GPUPRIM_LAUNCH_CHECK();
+    return;
+  }
+  const auto [blocks_per_row, slice] = multi_block_slices(rows, n);
+  auto* partial = static_cast<Best<Bits>*>(workspace.allocate(size_t(rows * blocks_per_row) * sizeof(Best<Bits>)));
+  argbest_partial_kernel<Bits><<<static_cast<unsigned>(rows * blocks_per_row), kSelectThreads, 0, stream>>>(
+      in, n, blocks_per_row, slice, codec, partial);
+  GPUPRIM_LAUNCH_CHECK();
+  argbest_final_kernel<Bits><<<static_cast<unsigned>((rows + 255) / 256), 256, 0, stream>>>(in, rows, n, blocks_per_row,
+                                                                                            partial, out, indices);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
 // Few long rows: the multi-block path (see above). Temp memory: O(rows * 256) counters plus one
 // word per block.
 template <typename Bits>
 bool multi_block_topk(const Bits* in, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* out,
                       int64_t* indices, Workspace& workspace, cudaStream_t stream) {
   constexpr int kKeyBits = int(sizeof(Bits) * 8);
-  const int64_t target_blocks = int64_t(current_device_info().sm_count) * kMultiBlocksPerSm;
-  int64_t blocks_per_row = std::max<int64_t>(1, (target_blocks + rows - 1) / rows);
-  blocks_per_row = std::min(blocks_per_row, std::max<int64_t>(1, n / kMultiMinSlice));
-  int64_t slice = (n + blocks_per_row - 1) / blocks_per_row;
-  slice = std::min((slice + kSelectThreads - 1) / kSelectThreads * kSelectThreads, kMultiMaxSlice);
-  blocks_per_row = (n + slice - 1) / slice;
+  const auto [blocks_per_row, slice] = multi_block_slices(rows, n);
   const int64_t blocks = rows * blocks_per_row;
   auto* state = static_cast<SelectState*>(workspace.allocate(size_t(rows) * sizeof(SelectState)));
   const size_t histogram_bytes = size_t(rows) * kRadixBins * sizeof(unsigned long long);
@@ -635,9 +731,12 @@ bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_
     }
     return true;
   }
-  if (n >= kMultiMinRow && rows * kMultiMaxRowsPerSm <= current_device_info().sm_count) {
-    return multi_block_topk<Bits>(in, rows, n, k, codec, out, indices, workspace, stream);
+  const bool multi_block = n >= kMultiMinRow && rows * kMultiMaxRowsPerSm <= current_device_info().sm_count;
+  if (k == 1) {
+    argbest<Bits>(in, rows, n, codec, out, indices, multi_block, workspace, stream);
+    return true;
   }
+  if (multi_block) return multi_block_topk<Bits>(in, rows, n, k, codec, out, indices, workspace, stream);
   if (k <= kSelectThreads) {
     launch_radix_topk<Bits, 1, true>(in, rows, n, k, codec, out, indices, stream);
   } else if (k <= 2 * kSelectThreads) {
