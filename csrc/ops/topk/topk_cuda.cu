@@ -161,6 +161,22 @@ __device__ __forceinline__ void sort_selected(
   }
 }
 
+// Adds one to each calling lane's bin (bin < 0: nothing), one shared-memory atomic per distinct
+// bin of the warp: the digit passes over a whole row hit few hot bins (e.g. the top digit of
+// similar floats), where per-element atomics on one address would serialize. Every lane of the
+// warp must call it (the callers loop uniformly over the block).
+__device__ __forceinline__ void add_to_histogram(int bin, uint32_t* histogram, unsigned long long* wide_histogram,
+                                                 bool wide_counts) {
+  const unsigned peers = __match_any_sync(kFullMask, bin);
+  if (bin >= 0 && int(threadIdx.x % kWarp) == __ffs(peers) - 1) {
+    if (wide_counts) {
+      atomicAdd(&wide_histogram[bin], static_cast<unsigned long long>(__popc(peers)));
+    } else {
+      atomicAdd(&histogram[bin], static_cast<uint32_t>(__popc(peers)));
+    }
+  }
+}
+
 // Radix select, thread 0: the bin (digit) holding the remaining-th best of the counted keys, how many
 // are still to be taken from it, and its count; every thread returns after a barrier.
 __device__ __forceinline__ void choose_digit(const uint32_t* histogram, const unsigned long long* wide_histogram,
@@ -245,16 +261,14 @@ __global__ void __launch_bounds__(kSelectThreads)
         wide_histogram[bin] = 0;
       }
       __syncthreads();
-      for (int64_t i = threadIdx.x; i < n; i += kSelectThreads) {
-        const Bits key = codec.encode(in[i]);
-        if (Bits(key & mask) == prefix) {
-          const int bin = int((key >> shift) & (kRadixBins - 1));
-          if (wide_counts) {
-            atomicAdd(&wide_histogram[bin], 1ull);
-          } else {
-            atomicAdd(&histogram[bin], 1u);
-          }
+      for (int64_t base = 0; base < n; base += kSelectThreads) {  // uniform: every lane reaches the match
+        const int64_t i = base + threadIdx.x;
+        int bin = -1;
+        if (i < n) {
+          const Bits key = codec.encode(in[i]);
+          if (Bits(key & mask) == prefix) bin = int((key >> shift) & (kRadixBins - 1));
         }
+        add_to_histogram(bin, histogram, wide_histogram, wide_counts);
       }
       __syncthreads();
       choose_digit(histogram, wide_histogram, wide_counts, remaining, &chosen_digit, &chosen_remaining, &chosen_count);
@@ -419,9 +433,14 @@ __global__ void __launch_bounds__(kSelectThreads)
   __syncthreads();
   const Bits prefix = Bits(state[row].prefix), mask = Bits(state[row].mask);
   const Bits* in = x + row * n;
-  for (int64_t i = begin + threadIdx.x; i < end; i += kSelectThreads) {
-    const Bits key = codec.encode(in[i]);
-    if (Bits(key & mask) == prefix) atomicAdd(&histogram[int((key >> shift) & (kRadixBins - 1))], 1u);
+  for (int64_t base = begin; base < end; base += kSelectThreads) {  // uniform: every lane reaches the match
+    const int64_t i = base + threadIdx.x;
+    int bin = -1;
+    if (i < end) {
+      const Bits key = codec.encode(in[i]);
+      if (Bits(key & mask) == prefix) bin = int((key >> shift) & (kRadixBins - 1));
+    }
+    add_to_histogram(bin, histogram, nullptr, false);
   }
   __syncthreads();
   for (int bin = threadIdx.x; bin < kRadixBins; bin += kSelectThreads) {
