@@ -27,6 +27,11 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     ``sorted=False`` returns this same order.
 
     Differentiable in ``x``: the gradient of ``values`` is scattered to ``indices`` (gpuprim::topk_backward).
+
+    CUDA (one answer, so every path gives the CPU kernel's bits): rows of <= 512 elements with k <= 64 take
+    one warp per row; k = 1 a block-wide argmax; other rows a radix select of the k-th key (one block per
+    row, or several for few long rows) and a block sort of the k chosen (k > 2048: gpuprim.sort).
+    Extra memory: O(rows) counters plus the outputs.
     """
     values, indices = torch.ops.gpuprim.topk.default(x, k, dim, largest, sorted)
     return values, indices
