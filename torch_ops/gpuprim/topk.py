@@ -7,7 +7,8 @@ import torch
 from torch import Tensor
 
 
-def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Tuple[Tensor, Tensor]:  # noqa: A002
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> Tuple[Tensor, Tensor]:  # noqa: A002
     """The ``k`` largest (``largest=False``: smallest) elements of ``x`` along ``dim``, like ``torch.topk``.
 
     Args:
