@@ -121,6 +121,19 @@ def test_shapes_and_paths(device, dtype):
             check_topk(x.to(device), k, -1, False)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64], ids=str)
+def test_indices_match_torch_without_ties(device, dtype):
+    """Where no two values tie, the answer is torch.topk's exactly (values and indices)."""
+    for shape, dim in (((13, 3000), 1), ((3000, 7), 0), ((2, 40, 50), 1)):
+        x = torch.randperm(torch.Size(shape).numel(), generator=torch.Generator().manual_seed(1)).reshape(shape)
+        x = x.to(dtype).to(device)
+        for k in (1, 7, 33, x.size(dim)):
+            for largest in (True, False):
+                values, indices = gpuprim.topk(x, k, dim, largest)
+                expected = torch.topk(x.cpu(), k, dim, largest, True)
+                assert torch.equal(values.cpu(), expected.values) and torch.equal(indices.cpu(), expected.indices)
+
+
 def test_sorted_false_same_order(device):
     x = torch.randn(9, 700, device=device)
     a = gpuprim.topk(x, 40, sorted=False)
