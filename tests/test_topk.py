@@ -309,7 +309,8 @@ def test_cuda_radix_paths_with_ties():
     g = torch.Generator().manual_seed(4)
     for x in (torch.full((100, 20_000), 1.5), torch.randint(0, 3, (100, 20_000), generator=g).float(),
               torch.randint(0, 1000, (100, 20_000), generator=g).to(torch.int16),
-              torch.randn(100, 20_000, generator=g, dtype=torch.float64)):
+              torch.randn(100, 20_000, generator=g, dtype=torch.float64),
+              torch.randn(100, 32_000, generator=g)):  # k = 1024: the second digit's bin goes to shared memory
         for k in (1, 33, 1024, 2049):
             for largest in (True, False):
                 _cuda_vs_cpu(x, k, 1, largest)

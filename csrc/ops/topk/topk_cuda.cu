@@ -11,11 +11,11 @@
 //     then one pass in index order (block-wide scans) gathers the keys above it and the first
 //     (lowest position) keys equal to it; then, for k <= 2048, a block radix sort of those k
 //     (stable, so ties stay in position order) puts them in final order (beyond: the glue sorts).
-//     When the first digit's bin is small enough, its keys move to shared memory (2 row reads).
+//     When a digit's bin is small enough, its keys move to shared memory (2 or 3 row reads).
 // Every path is deterministic: the result is a function of the input (unique under the tie rule).
 // Bytes per element (fp32, radix select): 2 reads of the row (4 bytes each) when the first digit's
-// bin fits in shared memory, else 4 digit passes and a gather (5 reads); the multi-block path reads
-// it 5 times; the warp path once.
+// bin fits in shared memory, 3 when the second's does, else 4 digit passes and a gather (5 reads);
+// the multi-block path reads it 6 times (4 digits, count, gather); k = 1 and the warp path once.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -211,11 +211,12 @@ constexpr int candidate_capacity() {
 // One block per row: radix select of the k-th key, gather in position order, optional block sort.
 //   1. The k-th best key, digit by digit from the top: among the keys matching `prefix` on `mask`,
 //      `remaining` are still to be taken; the digit whose bin holds the remaining-th best is fixed.
-//   2. The first digit pass usually leaves few keys in the chosen bin: if they fit in shared memory
-//      (and the key has more digits), a second read of the row writes the keys of higher bins
-//      (certainly chosen) to the output in position order and copies the chosen bin's keys, with
-//      their positions, to shared memory in position order; the other digits are found there and
-//      the final gather reads only them: the row is read twice instead of once per digit plus one.
+//   2. A digit pass usually leaves few keys in the chosen bin: as soon as they fit in shared memory
+//      (and the key has more digits), one more read of the row writes the keys whose fixed digits
+//      are higher (certainly chosen) to the output in position order and copies the chosen bin's
+//      keys, with their positions, to shared memory in position order; the other digits are found
+//      there and the final gather reads only them: after the first digit, 2 reads of the row instead
+//      of 5 (fp32), after the second 3.
 //   3. Gather in position order (block-wide scans): the keys above the k-th (all of them) and the
 //      first `remaining` equal to it. Keys that tie are always in the same group (definite or
 //      candidate; above or equal), so within a tie the output keeps position order.
@@ -275,7 +276,7 @@ __global__ void __launch_bounds__(kSelectThreads)
       prefix = Bits(prefix | Bits(Bits(chosen_digit) << shift));
       mask = Bits(mask | Bits(Bits(kRadixBins - 1) << shift));
       remaining = chosen_remaining;  // (thread 0 writes these again only after two more barriers)
-      if (shift == kTopShift && shift > 0 && !wide_counts && chosen_count <= kCapacity) {  // uniform
+      if (shift > 0 && !wide_counts && chosen_count <= kCapacity) {  // uniform; digits remain
         use_candidates = true;
         shift -= kRadixBits;
         break;
@@ -284,7 +285,7 @@ __global__ void __launch_bounds__(kSelectThreads)
 
     if (use_candidates) {
       // 2. Second read: definite keys (higher top digit) to the output, candidates to shared memory.
-      const int top_digit = int(prefix >> kTopShift);
+      const Bits chosen_prefix = prefix;  // the digits fixed so far (under mask)
       const unsigned long long definite = static_cast<unsigned long long>(k) - remaining;
       const int num_candidates = int(chosen_count);
       unsigned long long definite_base = 0;
@@ -295,8 +296,8 @@ __global__ void __launch_bounds__(kSelectThreads)
         Bits key = 0;
         if (i < n) {
           key = codec.encode(in[i]);
-          const int digit = int(key >> kTopShift);
-          flags = digit > top_digit ? 1u : (digit == top_digit ? (1u << 16) : 0u);
+          const Bits fixed = Bits(key & mask);
+          flags = fixed > chosen_prefix ? 1u : (fixed == chosen_prefix ? (1u << 16) : 0u);
         }
         uint32_t rank, total;
         BlockScan(temp.select.scan).ExclusiveSum(flags, rank, total);
