@@ -177,6 +177,77 @@ __device__ __forceinline__ void add_to_histogram(int bin, uint32_t* histogram, u
   }
 }
 
+// Passes over a row load kLoadItems elements per thread before using them (more loads in flight).
+constexpr int kLoadItems = 4;
+constexpr int kTile = kSelectThreads * kLoadItems;
+
+// Counts, by the digit at `shift`, the keys of positions [begin, end) that match `prefix` on `mask`.
+// Block-uniform loop (every lane reaches add_to_histogram's match).
+template <typename Bits>
+__device__ __forceinline__ void count_digits(const Bits* __restrict__ in, int64_t begin, int64_t end,
+                                             KeyCodec<Bits> codec, Bits prefix, Bits mask, int shift,
+                                             uint32_t* histogram, unsigned long long* wide_histogram,
+                                             bool wide_counts) {
+  for (int64_t base = begin; base < end; base += kTile) {
+    Bits keys[kLoadItems];
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {
+      const int64_t i = base + int64_t(j) * kSelectThreads + threadIdx.x;
+      keys[j] = i < end ? codec.encode(in[i]) : Bits(0);
+    }
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {
+      const int64_t i = base + int64_t(j) * kSelectThreads + threadIdx.x;
+      const bool counted = i < end && Bits(keys[j] & mask) == prefix;
+      add_to_histogram(counted ? int((keys[j] >> shift) & (kRadixBins - 1)) : -1, histogram, wide_histogram,
+                       wide_counts);
+    }
+  }
+}
+
+// Walks positions [begin, end) in order, a tile at a time (thread t holds base + t * kLoadItems + j:
+// the blocked arrangement, so the scan order is position order). classify(key) gives 1 (first
+// group), 1 << 16 (second group) or 0; emit(position, key, first_group, rank) gets each classified
+// element with its rank in its group (counting from first_base / second_base). Stops once both
+// groups reached their targets. Block-uniform; ends with a barrier after each tile.
+template <typename Bits, typename Classify, typename Emit>
+__device__ __forceinline__ void scan_in_order(const Bits* __restrict__ in, int64_t begin, int64_t end,
+                                              KeyCodec<Bits> codec,
+                                              typename cub::BlockScan<uint32_t, kSelectThreads>::TempStorage& temp,
+                                              unsigned long long first_base, unsigned long long first_target,
+                                              unsigned long long second_base, unsigned long long second_target,
+                                              Classify classify, Emit emit) {
+  for (int64_t base = begin; base < end; base += kTile) {
+    if (first_base >= first_target && second_base >= second_target) break;  // uniform
+    Bits keys[kLoadItems];
+    uint32_t flags[kLoadItems], ranks[kLoadItems];
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {
+      const int64_t i = base + int64_t(threadIdx.x) * kLoadItems + j;
+      keys[j] = i < end ? codec.encode(in[i]) : Bits(0);
+    }
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {
+      const int64_t i = base + int64_t(threadIdx.x) * kLoadItems + j;
+      flags[j] = i < end ? classify(keys[j]) : 0u;
+    }
+    uint32_t total;  // per tile at most kTile (< 2^16) in each half
+    cub::BlockScan<uint32_t, kSelectThreads>(temp).ExclusiveSum(flags, ranks, total);
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {
+      const int64_t i = base + int64_t(threadIdx.x) * kLoadItems + j;
+      if (flags[j] == 1u) {
+        emit(i, keys[j], true, first_base + (ranks[j] & 0xFFFFu));
+      } else if (flags[j] != 0u) {
+        emit(i, keys[j], false, second_base + (ranks[j] >> 16));
+      }
+    }
+    first_base += total & 0xFFFFu;
+    second_base += total >> 16;
+    __syncthreads();  // temp is reused
+  }
+}
+
 // Radix select, thread 0: the bin (digit) holding the remaining-th best of the counted keys, how many
 // are still to be taken from it, and its count; every thread returns after a barrier.
 __device__ __forceinline__ void choose_digit(const uint32_t* histogram, const unsigned long long* wide_histogram,
@@ -262,15 +333,7 @@ __global__ void __launch_bounds__(kSelectThreads)
         wide_histogram[bin] = 0;
       }
       __syncthreads();
-      for (int64_t base = 0; base < n; base += kSelectThreads) {  // uniform: every lane reaches the match
-        const int64_t i = base + threadIdx.x;
-        int bin = -1;
-        if (i < n) {
-          const Bits key = codec.encode(in[i]);
-          if (Bits(key & mask) == prefix) bin = int((key >> shift) & (kRadixBins - 1));
-        }
-        add_to_histogram(bin, histogram, wide_histogram, wide_counts);
-      }
+      count_digits(in, 0, n, codec, prefix, mask, shift, histogram, wide_histogram, wide_counts);
       __syncthreads();
       choose_digit(histogram, wide_histogram, wide_counts, remaining, &chosen_digit, &chosen_remaining, &chosen_count);
       prefix = Bits(prefix | Bits(Bits(chosen_digit) << shift));
@@ -284,39 +347,25 @@ __global__ void __launch_bounds__(kSelectThreads)
     }
 
     if (use_candidates) {
-      // 2. Second read: definite keys (higher top digit) to the output, candidates to shared memory.
+      // 2. One more read: definite keys (higher fixed digits) to the output, candidates to shared memory.
       const Bits chosen_prefix = prefix;  // the digits fixed so far (under mask)
       const unsigned long long definite = static_cast<unsigned long long>(k) - remaining;
       const int num_candidates = int(chosen_count);
-      unsigned long long definite_base = 0;
-      int candidate_base = 0;
-      for (int64_t base = 0; base < n; base += kSelectThreads) {
-        const int64_t i = base + threadIdx.x;
-        uint32_t flags = 0;
-        Bits key = 0;
-        if (i < n) {
-          key = codec.encode(in[i]);
-          const Bits fixed = Bits(key & mask);
-          flags = fixed > chosen_prefix ? 1u : (fixed == chosen_prefix ? (1u << 16) : 0u);
-        }
-        uint32_t rank, total;
-        BlockScan(temp.select.scan).ExclusiveSum(flags, rank, total);
-        if (flags == 1u) {
-          const unsigned long long slot = definite_base + (rank & 0xFFFFu);
-          row_values[slot] = in[i];
-          row_indices[slot] = i;
-        } else if (flags != 0u) {
-          const int slot = candidate_base + int(rank >> 16);
-          if (slot < kCapacity) {  // always (the count is exact); keeps shared memory safe
-            temp.select.keys[slot] = key;
-            temp.select.positions[slot] = uint32_t(i);
-          }
-        }
-        definite_base += total & 0xFFFFu;
-        candidate_base += int(total >> 16);
-        __syncthreads();  // temp.select.scan is reused; the candidates are visible after the loop
-        if (definite_base >= definite && candidate_base >= num_candidates) break;  // uniform
-      }
+      scan_in_order(
+          in, 0, n, codec, temp.select.scan, 0ull, definite, 0ull, static_cast<unsigned long long>(num_candidates),
+          [&](Bits key) {
+            const Bits fixed = Bits(key & mask);
+            return fixed > chosen_prefix ? 1u : (fixed == chosen_prefix ? (1u << 16) : 0u);
+          },
+          [&](int64_t i, Bits key, bool is_definite, unsigned long long rank) {
+            if (is_definite) {
+              row_values[rank] = in[i];
+              row_indices[rank] = i;
+            } else if (rank < static_cast<unsigned long long>(kCapacity)) {  // always (exact counts)
+              temp.select.keys[rank] = key;
+              temp.select.positions[rank] = uint32_t(i);
+            }
+          });
       // 1 (continued). The remaining digits, over the candidates.
 #pragma unroll 1
       for (; shift >= 0; shift -= kRadixBits) {
@@ -370,32 +419,18 @@ __global__ void __launch_bounds__(kSelectThreads)
       const Bits threshold = prefix;
       const unsigned long long take_equal = remaining;
       const unsigned long long num_above = static_cast<unsigned long long>(k) - take_equal;
-      unsigned long long above_base = 0, equal_base = 0;
-      for (int64_t base = 0; base < n; base += kSelectThreads) {
-        const int64_t i = base + threadIdx.x;
-        uint32_t flags = 0;
-        if (i < n) {
-          const Bits key = codec.encode(in[i]);
-          flags = key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u);
-        }
-        uint32_t rank, total;
-        BlockScan(temp.select.scan).ExclusiveSum(flags, rank, total);
-        if (flags == 1u) {
-          const unsigned long long slot = above_base + (rank & 0xFFFFu);
-          row_values[slot] = in[i];
-          row_indices[slot] = i;
-        } else if (flags != 0u) {
-          const unsigned long long equal_rank = equal_base + (rank >> 16);
-          if (equal_rank < take_equal) {
-            row_values[num_above + equal_rank] = in[i];
-            row_indices[num_above + equal_rank] = i;
-          }
-        }
-        above_base += total & 0xFFFFu;
-        equal_base += total >> 16;
-        __syncthreads();                                                 // temp.select.scan is reused
-        if (above_base >= num_above && equal_base >= take_equal) break;  // all found (uniform)
-      }
+      scan_in_order(
+          in, 0, n, codec, temp.select.scan, 0ull, num_above, 0ull, take_equal,
+          [&](Bits key) { return key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u); },
+          [&](int64_t i, Bits, bool above, unsigned long long rank) {
+            if (above) {
+              row_values[rank] = in[i];
+              row_indices[rank] = i;
+            } else if (rank < take_equal) {
+              row_values[num_above + rank] = in[i];
+              row_indices[num_above + rank] = i;
+            }
+          });
     }
 
     // 4. Final order (sort_selected).
@@ -434,15 +469,7 @@ __global__ void __launch_bounds__(kSelectThreads)
   __syncthreads();
   const Bits prefix = Bits(state[row].prefix), mask = Bits(state[row].mask);
   const Bits* in = x + row * n;
-  for (int64_t base = begin; base < end; base += kSelectThreads) {  // uniform: every lane reaches the match
-    const int64_t i = base + threadIdx.x;
-    int bin = -1;
-    if (i < end) {
-      const Bits key = codec.encode(in[i]);
-      if (Bits(key & mask) == prefix) bin = int((key >> shift) & (kRadixBins - 1));
-    }
-    add_to_histogram(bin, histogram, nullptr, false);
-  }
+  count_digits(in, begin, end, codec, prefix, mask, shift, histogram, nullptr, false);
   __syncthreads();
   for (int bin = threadIdx.x; bin < kRadixBins; bin += kSelectThreads) {
     if (histogram[bin] != 0) atomicAdd(&histograms[row * kRadixBins + bin], (unsigned long long)histogram[bin]);
@@ -489,9 +516,18 @@ __global__ void __launch_bounds__(kSelectThreads)
   const Bits threshold = Bits(state[row].prefix);
   const Bits* in = x + row * n;
   unsigned long long packed = 0;  // slice < 2^32: neither half overflows
-  for (int64_t i = begin + threadIdx.x; i < end; i += kSelectThreads) {
-    const Bits key = codec.encode(in[i]);
-    packed += key > threshold ? 1ull : (key == threshold ? (1ull << 32) : 0ull);
+  for (int64_t base = begin; base < end; base += kTile) {
+    Bits keys[kLoadItems];
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {
+      const int64_t i = base + int64_t(j) * kSelectThreads + threadIdx.x;
+      keys[j] = i < end ? codec.encode(in[i]) : Bits(0);
+    }
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {
+      const int64_t i = base + int64_t(j) * kSelectThreads + threadIdx.x;
+      if (i < end) packed += keys[j] > threshold ? 1ull : (keys[j] == threshold ? (1ull << 32) : 0ull);
+    }
   }
   const unsigned long long total = BlockReduce(temp).Sum(packed);
   if (threadIdx.x == 0) counts[blockIdx.x] = total;
@@ -522,35 +558,21 @@ __global__ void __launch_bounds__(kSelectThreads)
   const Bits threshold = Bits(state[row].prefix);
   const unsigned long long take_equal = state[row].remaining;
   const unsigned long long num_above = static_cast<unsigned long long>(k) - take_equal;
-  unsigned long long above_base = bases[0], equal_base = bases[1];
   const Bits* in = x + row * n;
   Bits* row_values = values + row * k;
   int64_t* row_indices = indices + row * k;
-  for (int64_t base = begin; base < end; base += kSelectThreads) {
-    if (above_base >= num_above && equal_base >= take_equal) break;  // nothing left to take (uniform)
-    const int64_t i = base + threadIdx.x;
-    uint32_t flags = 0;
-    if (i < end) {
-      const Bits key = codec.encode(in[i]);
-      flags = key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u);
-    }
-    uint32_t rank, total;
-    BlockScan(temp).ExclusiveSum(flags, rank, total);
-    if (flags == 1u) {
-      const unsigned long long slot = above_base + (rank & 0xFFFFu);
-      row_values[slot] = in[i];
-      row_indices[slot] = i;
-    } else if (flags != 0u) {
-      const unsigned long long equal_rank = equal_base + (rank >> 16);
-      if (equal_rank < take_equal) {
-        row_values[num_above + equal_rank] = in[i];
-        row_indices[num_above + equal_rank] = i;
-      }
-    }
-    above_base += total & 0xFFFFu;
-    equal_base += total >> 16;
-    __syncthreads();  // temp is reused
-  }
+  scan_in_order(
+      in, begin, end, codec, temp, bases[0], num_above, bases[1], take_equal,
+      [&](Bits key) { return key > threshold ? 1u : (key == threshold ? (1u << 16) : 0u); },
+      [&](int64_t i, Bits, bool above, unsigned long long rank) {
+        if (above) {
+          row_values[rank] = in[i];
+          row_indices[rank] = i;
+        } else if (rank < take_equal) {
+          row_values[num_above + rank] = in[i];
+          row_indices[num_above + rank] = i;
+        }
+      });
 }
 
 // One block per row: the gathered k (k <= kSelectThreads * kSortItems) put in final order.
@@ -586,9 +608,18 @@ __device__ __forceinline__ Best<Bits> block_best(
     const Bits* __restrict__ in, int64_t begin, int64_t end, KeyCodec<Bits> codec,
     typename cub::BlockReduce<Best<Bits>, kSelectThreads>::TempStorage& temp) {
   Best<Bits> best{0, kNoBest};
-  for (int64_t i = begin + threadIdx.x; i < end; i += kSelectThreads) {  // increasing positions: keep the first
-    const WideKey<Bits> key = codec.encode(in[i]);
-    if (best.position == kNoBest || key > best.key) best = Best<Bits>{key, i};
+  for (int64_t base = begin; base < end; base += kTile) {
+    WideKey<Bits> keys[kLoadItems];
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {
+      const int64_t i = base + int64_t(j) * kSelectThreads + threadIdx.x;
+      keys[j] = i < end ? WideKey<Bits>(codec.encode(in[i])) : WideKey<Bits>(0);
+    }
+#pragma unroll
+    for (int j = 0; j < kLoadItems; ++j) {  // this thread's positions increase: ties keep the first
+      const int64_t i = base + int64_t(j) * kSelectThreads + threadIdx.x;
+      if (i < end && (best.position == kNoBest || keys[j] > best.key)) best = Best<Bits>{keys[j], i};
+    }
   }
   return cub::BlockReduce<Best<Bits>, kSelectThreads>(temp).Reduce(best, BestOf());
 }
