@@ -67,6 +67,25 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("moe_unpermute_backward(Tensor grad, Tensor expert_out, Tensor slots, Tensor? gates, bool gates_grad)"
         " -> (Tensor grad_expert_out, Tensor grad_gates)",
         tags);
+  // ---- topk (issue #4) ----
+  // The k largest (or smallest) elements along dim and their int64 positions, sorted best first.
+  // Ties: the lower index wins (selection and order); NaN above +inf (so first if largest, last if
+  // not); -0.0 == +0.0. sorted=False returns the same order as sorted=True. Deterministic.
+  m.def("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True)"
+        " -> (Tensor values, Tensor indices)",
+        tags);
+  // Gradient of topk: grad_values scattered to positions `indices` along dim of a zero tensor of self_sizes.
+  m.def("topk_backward(Tensor grad_values, Tensor indices, SymInt[] self_sizes, int dim) -> Tensor", tags);
+  // ---- topk_gating (issue #4) ----
+  // MoE router: scores (softmax over all E in fp32, or sigmoid) of logits [T, E], the k best experts per
+  // token (by logit, ties -> lower expert index) and their gates, optionally divided by their sum.
+  m.def("topk_gating(Tensor logits, int k, str score=\"softmax\", bool renormalize=True)"
+        " -> (Tensor gates, Tensor expert_ids)",
+        tags);
+  // Gradient of topk_gating with respect to logits (fp32 math, logits' dtype).
+  m.def("topk_gating_backward(Tensor grad_gates, Tensor logits, Tensor gates, Tensor expert_ids, str score,"
+        " bool renormalize) -> Tensor",
+        tags);
   // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
   m.def("_set_reduce_config(int blocks, int threads) -> ()");
 }

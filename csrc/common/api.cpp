@@ -117,4 +117,40 @@ std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward(const at::Tensor& grad
   return op.call(grad, expert_out, slots, gates, gates_grad);
 }
 
+// ---- topk (issue #4) ----
+std::tuple<at::Tensor, at::Tensor> topk_symint(const at::Tensor& x, c10::SymInt k, int64_t dim, bool largest,
+                                               bool sorted) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, c10::SymInt, int64_t, bool, bool)>("gpuprim::topk");
+  return op.call(x, std::move(k), dim, largest, sorted);
+}
+
+std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
+  return gpuprim::topk_symint(x, c10::SymInt(k), dim, largest, sorted);
+}
+
+at::Tensor topk_backward(const at::Tensor& grad_values, const at::Tensor& indices, c10::SymIntArrayRef self_sizes,
+                         int64_t dim) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, c10::SymIntArrayRef, int64_t)>(
+      "gpuprim::topk_backward");
+  return op.call(grad_values, indices, self_sizes, dim);
+}
+
+// ---- topk_gating (issue #4) ----
+std::tuple<at::Tensor, at::Tensor> topk_gating(const at::Tensor& logits, int64_t k, c10::string_view score,
+                                               bool renormalize) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, c10::string_view, bool)>(
+          "gpuprim::topk_gating");
+  return op.call(logits, k, score, renormalize);
+}
+
+at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
+                                const at::Tensor& expert_ids, c10::string_view score, bool renormalize) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                            const at::Tensor&, c10::string_view, bool)>(
+      "gpuprim::topk_gating_backward");
+  return op.call(grad_gates, logits, gates, expert_ids, score, renormalize);
+}
+
 }  // namespace gpuprim

@@ -35,6 +35,8 @@ from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
 from gpuprim.sort_pairs import sort_pairs  # noqa: E402
 from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
+from gpuprim.topk import topk  # noqa: E402
+from gpuprim.topk_gating import topk_gating  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -61,5 +63,7 @@ __all__ = [
     "sort",
     "sort_pairs",
     "sum",
+    "topk",
+    "topk_gating",
     "validate",
 ]

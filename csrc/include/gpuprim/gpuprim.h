@@ -82,4 +82,27 @@ std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward(const at::Tensor& grad
                                                           const at::Tensor& slots,
                                                           const std::optional<at::Tensor>& gates, bool gates_grad);
 
+// ---- topk (issue #4) ----
+// (values, indices): the k largest (smallest if !largest) elements of x along dim, best first, with
+// their int64 positions along dim. Ties: the lower index wins, in the selection and in the order;
+// NaN ranks above +inf; -0.0 == +0.0. sorted=false returns the same order. 0 <= k <= size(dim).
+// Deterministic, identical on CPU and CUDA. Differentiable in x (gradient scattered to the picks).
+std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
+                                        bool sorted = true);
+std::tuple<at::Tensor, at::Tensor> topk_symint(const at::Tensor& x, c10::SymInt k, int64_t dim = -1,
+                                               bool largest = true, bool sorted = true);
+// The gradient of topk: zeros of self_sizes with grad_values scattered to indices along dim.
+at::Tensor topk_backward(const at::Tensor& grad_values, const at::Tensor& indices, c10::SymIntArrayRef self_sizes,
+                         int64_t dim);
+
+// ---- topk_gating (issue #4) ----
+// (gates fp32 [T, k], expert_ids int64 [T, k]) of logits [T, E] (fp32/fp16/bf16): the k experts with the
+// largest logits (ties -> lower index), best first; gates = softmax over all E (fp32) or sigmoid of
+// their logits, divided by their sum if renormalize. Identical bits on CPU and CUDA. Differentiable in logits.
+std::tuple<at::Tensor, at::Tensor> topk_gating(const at::Tensor& logits, int64_t k, c10::string_view score = "softmax",
+                                               bool renormalize = true);
+// The gradient of topk_gating with respect to logits.
+at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
+                                const at::Tensor& expert_ids, c10::string_view score, bool renormalize);
+
 }  // namespace gpuprim

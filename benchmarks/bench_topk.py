@@ -1,0 +1,92 @@
+"""gpuprim.topk vs torch.topk, and gpuprim.topk_gating vs torch softmax + topk + renormalize.
+
+python3 benchmarks/bench_topk.py --out DIR [--quick]
+
+Bytes per call = the minimum a top-k must move: the input read once plus the outputs written
+(values + int64 indices, or fp32 gates + int64 expert ids). The issue's targets (ratio to torch.topk in
+the same run): [4096, 128256] k in {1, 8, 50, 64} >= 6x and >= 60% of copy bandwidth; [4096, 32000]
+k = 1024 >= 4x; [64, 128256] k = 50 >= 5x; [1, 2^24] k in {100, 1024} >= 5x; [32768, 128] k = 8 and
+[262144, 64] k = 2 >= 15x, and topk_gating on those shapes >= 15x the torch composite; bf16 within
+1.2x of fp32 per element. Every case checks gpuprim's result against torch before timing.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import gpuprim
+import torch
+
+import timing
+
+OP = "topk"
+
+
+def _check_topk(x: torch.Tensor, k: int, values: torch.Tensor, indices: torch.Tensor, case: str) -> None:
+    expected = torch.topk(x, k, -1)
+    timing.assert_equal(values, expected.values, f"gpuprim.topk {case} values")
+    # Indices may differ from torch's only between equal values: they must point at the values.
+    timing.assert_equal(x.gather(-1, indices), values, f"gpuprim.topk {case} x[indices]")
+
+
+def _torch_gating(logits: torch.Tensor, k: int):
+    probs = torch.softmax(logits.float(), -1)
+    gates, ids = probs.topk(k, -1)
+    return gates / gates.sum(-1, keepdim=True), ids
+
+
+def _measure(case: str, shape: Sequence[int], k: int, dtype: torch.dtype, gating: bool) -> List[timing.Row]:
+    x = torch.randn(tuple(shape), device=timing.DEVICE, dtype=torch.float32).to(dtype)
+    rows_count = x.numel() // shape[-1]
+    if gating:
+        gates, ids = gpuprim.topk_gating(x, k, "softmax", True)
+        ref_gates, ref_ids = _torch_gating(x, k)
+        probs = torch.softmax(x.float(), -1)  # ids may differ from torch's only between equal probabilities
+        timing.assert_equal(probs.gather(-1, ids), probs.gather(-1, ref_ids), f"gpuprim.topk_gating {case} ids")
+        torch.testing.assert_close(gates, ref_gates, rtol=1e-5, atol=1e-6)
+        del gates, ids, ref_gates, ref_ids, probs
+        common = dict(bytes_moved=x.numel() * x.element_size() + rows_count * k * (4 + 8), shape=shape, dtype=dtype,
+                      k=k, numel=x.numel())
+        rows = [timing.record(OP, case, "gpuprim_topk_gating", timing.bench(lambda: gpuprim.topk_gating(x, k)),
+                              **common),
+                timing.record(OP, case, "torch_softmax_topk_renorm", timing.bench(lambda: _torch_gating(x, k)),
+                              **common)]
+    else:
+        values, indices = gpuprim.topk(x, k)
+        _check_topk(x, k, values, indices, case)
+        del values, indices
+        common = dict(bytes_moved=x.numel() * x.element_size() + rows_count * k * (x.element_size() + 8),
+                      shape=shape, dtype=dtype, k=k, numel=x.numel())
+        rows = [timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim.topk(x, k)), **common),
+                timing.record(OP, case, "torch", timing.bench(lambda: torch.topk(x, k)), **common)]
+    del x
+    return rows
+
+
+def cases(quick: bool) -> List[dict]:
+    d = timing.size_divisor(quick)
+    f32, bf16 = torch.float32, torch.bfloat16
+    out = [dict(case=f"vocab_{max(1, 4096 // d)}x128256_k{k}", shape=(max(1, 4096 // d), 128256), k=k, dtype=f32,
+                gating=False) for k in (1, 8, 50, 64)]
+    out += [
+        dict(case=f"vocab_{max(1, 4096 // d)}x128256_k50_bf16", shape=(max(1, 4096 // d), 128256), k=50, dtype=bf16,
+             gating=False),
+        dict(case=f"{max(1, 4096 // d)}x32000_k1024", shape=(max(1, 4096 // d), 32000), k=1024, dtype=f32,
+             gating=False),
+        dict(case="decode_64x128256_k50", shape=(64, 128256), k=50, dtype=f32, gating=False),
+        dict(case="one_row_2^24_k100", shape=(1, (1 << 24) // d), k=100, dtype=f32, gating=False),
+        dict(case="one_row_2^24_k1024", shape=(1, (1 << 24) // d), k=1024, dtype=f32, gating=False),
+    ]
+    for tokens, experts, k in ((32768, 128, 8), (262144, 64, 2)):
+        t = max(1, tokens // d)
+        out.append(dict(case=f"moe_{t}x{experts}_k{k}", shape=(t, experts), k=k, dtype=f32, gating=False))
+        out.append(dict(case=f"gating_{t}x{experts}_k{k}", shape=(t, experts), k=k, dtype=f32, gating=True))
+        out.append(dict(case=f"gating_{t}x{experts}_k{k}_bf16", shape=(t, experts), k=k, dtype=bf16, gating=True))
+    return out
+
+
+def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> List[timing.Row]:
+    return timing.run_cases(OP, cases(quick), _measure, out_dir)
+
+
+if __name__ == "__main__":
+    timing.main(run, __doc__.splitlines()[0])

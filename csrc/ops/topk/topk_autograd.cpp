@@ -1,0 +1,49 @@
+// Autograd of gpuprim::topk. values = x gathered at indices along dim, so the gradient of x is the
+// gradient of values scattered back to those positions (zeros elsewhere): the registered op
+// gpuprim::topk_backward (CPU/CUDA/Meta kernels), so torch.compile traces it. indices have no gradient.
+#include <torch/autograd.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
+#include <torch/library.h>
+
+#include "include/gpuprim/gpuprim.h"
+
+namespace gpuprim {
+namespace {
+
+class TopkFunction : public torch::autograd::Function<TopkFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                                                c10::SymInt k, int64_t dim, bool largest, bool sorted) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    auto [values, indices] = gpuprim::topk_symint(x, k, dim, largest, sorted);
+    ctx->saved_data["sizes"] = x.sym_sizes();
+    ctx->saved_data["dim"] = dim;
+    ctx->save_for_backward({indices});
+    ctx->mark_non_differentiable({indices});
+    return {values, indices};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor indices = ctx->get_saved_variables()[0];
+    const auto sizes = ctx->saved_data["sizes"].toSymIntVector();
+    at::Tensor grad_x = gpuprim::topk_backward(grads[0], indices, sizes, ctx->saved_data["dim"].toInt());
+    return {grad_x, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+std::tuple<at::Tensor, at::Tensor> topk_autograd(const at::Tensor& x, c10::SymInt k, int64_t dim, bool largest,
+                                                 bool sorted) {
+  auto outputs = TopkFunction::apply(x, std::move(k), dim, largest, sorted);
+  return {outputs[0], outputs[1]};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
+  m.impl("topk", &topk_autograd);
+  // Not differentiable itself (double backward is not offered): a clear error if someone asks for one.
+  m.impl("topk_backward", torch::autograd::autogradNotImplementedFallback());
+}
+
+}  // namespace gpuprim

@@ -1,0 +1,107 @@
+// The arithmetic of gpuprim::topk_gating, shared by its CPU and CUDA kernels so that both give the
+// same bits: an exp built only from IEEE operations that round the same way on both (explicit fmaf,
+// no multiply-add left for a compiler to contract), the ranking key of a logit, and a fixed order
+// for every sum (the full softmax denominator: 32 lane-strided partial sums, then a butterfly tree,
+// exactly what one warp computes).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define GPUPRIM_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define GPUPRIM_HOST_DEVICE inline
+#endif
+
+namespace gpuprim {
+namespace gating {
+
+enum class Score : int8_t { kSoftmax, kSigmoid };
+
+constexpr int kLanes = 32;  // the full softmax sum's partial sums (one per warp lane)
+
+// A product rounded to fp32 on its own: never fused into a following add (nvcc's -fmad, or a host
+// compiler's -ffp-contract on targets with FMA), which would change the bits on one device only.
+GPUPRIM_HOST_DEVICE float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  volatile float product = a * b;
+  return product;
+#endif
+}
+
+GPUPRIM_HOST_DEVICE float bits_to_float(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+#endif
+}
+
+GPUPRIM_HOST_DEVICE uint32_t float_to_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+#endif
+}
+
+// Ranking key of a logit: larger key = better; NaN (any sign or payload) the largest key,
+// -0.0 the key of +0.0, -inf the smallest among numbers. Unsigned order = torch's order.
+GPUPRIM_HOST_DEVICE uint32_t logit_key(float logit) {
+  const uint32_t bits = float_to_bits(logit);
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return 0xFFFFFFFFu;  // NaN
+  if (magnitude == 0) return 0x80000000u;           // +-0.0
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+// exp(x) in fp32 within ~1 ulp, the same bits on every device: results below 2^-126 (x < -87)
+// flush to 0, overflow gives +inf, NaN stays NaN. x = n ln2 + r with |r| <= ln2/2, a degree-7
+// polynomial for exp(r), then two exact power-of-two scalings.
+GPUPRIM_HOST_DEVICE float exp_fp32(float x) {
+  if (!(x == x)) return x;
+  if (x > 88.72283935546875f) return INFINITY;
+  if (x < -87.0f) return 0.0f;
+  const float n = rintf(mul_rn(x, 1.44269502162933349609375f));  // round(x / ln2), in [-126, 128]
+  float r = fmaf(n, -0.693145751953125f, x);                     // ln2 split in a short high part (exact n * hi)
+  r = fmaf(n, -1.428606765330187045e-06f, r);                    // and the rest
+  float p = 1.98412698e-4f;                                      // 1/7!
+  p = fmaf(p, r, 1.38888889e-3f);                                // 1/6!
+  p = fmaf(p, r, 8.33333333e-3f);                                // 1/5!
+  p = fmaf(p, r, 4.16666667e-2f);                                // 1/4!
+  p = fmaf(p, r, 1.66666667e-1f);                                // 1/3!
+  p = fmaf(p, r, 0.5f);
+  p = fmaf(p, r, 1.0f);
+  p = fmaf(p, r, 1.0f);
+  const int e = static_cast<int>(n);
+  const int half = e / 2;  // 2^e = 2^half * 2^(e - half), each a normal float for e in [-126, 128]
+  const float scale_a = bits_to_float(static_cast<uint32_t>(half + 127) << 23);
+  const float scale_b = bits_to_float(static_cast<uint32_t>(e - half + 127) << 23);
+  const float scaled = mul_rn(p, scale_a);  // exact: stays normal and finite
+  return mul_rn(scaled, scale_b);           // rounded once (to a normal number or inf)
+}
+
+GPUPRIM_HOST_DEVICE float sigmoid_fp32(float x) {
+  const float t = exp_fp32(-x);
+  const float denominator = 1.0f + t;
+  return 1.0f / denominator;
+}
+
+// The unnormalised score of a selected logit: exp(logit - max) for softmax, sigmoid(logit).
+GPUPRIM_HOST_DEVICE float raw_score(Score score, float logit, float max_logit) {
+  if (score == Score::kSoftmax) {
+    const float shifted = logit - max_logit;
+    return exp_fp32(shifted);
+  }
+  return sigmoid_fp32(logit);
+}
+
+}  // namespace gating
+}  // namespace gpuprim

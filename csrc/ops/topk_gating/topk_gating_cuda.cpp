@@ -1,0 +1,43 @@
+// CUDA glue of gpuprim::topk_gating: checks, outputs, stream; kernels in topk_gating_cuda.cu.
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "common/cuda_workspace.h"
+#include "common/torch_utils.h"
+#include "include/gpuprim/gpuprim.h"
+#include "ops/topk_gating/topk_gating.h"
+#include "ops/topk_gating/topk_gating_launch.h"
+
+namespace gpuprim {
+namespace {
+
+std::tuple<at::Tensor, at::Tensor> topk_gating_cuda(const at::Tensor& logits, int64_t k, c10::string_view score,
+                                                    bool renormalize) {
+  const gating::Score kind = topk_gating_check(logits, k, score);
+  const c10::cuda::CUDAGuard guard(logits.device());
+  const int64_t tokens = logits.size(0), experts = logits.size(1);
+  at::Tensor gates = at::empty({tokens, k}, logits.options().dtype(at::kFloat));
+  at::Tensor expert_ids = at::empty({tokens, k}, logits.options().dtype(at::kLong));
+  if (gates.numel() == 0) return {gates, expert_ids};
+  const at::Tensor input = logits.contiguous();
+  const DType type = to_dtype(input.scalar_type());
+  if (experts <= kGatingFusedMaxExperts && k <= kGatingFusedMaxK) {
+    topk_gating_fused_launch(input.const_data_ptr(), type, tokens, experts, k, kind, renormalize,
+                             gates.mutable_data_ptr<float>(), expert_ids.mutable_data_ptr<int64_t>(), current_stream());
+  } else {
+    // Same ranking as the fused kernel: topk orders by value with ties to the lower index.
+    expert_ids.copy_(std::get<1>(gpuprim::topk(input, k, 1, /*largest=*/true, /*sorted=*/true)));
+    topk_gating_gates_launch(input.const_data_ptr(), type, tokens, experts, k, expert_ids.const_data_ptr<int64_t>(),
+                             kind, renormalize, gates.mutable_data_ptr<float>(), current_stream());
+  }
+  return {gates, expert_ids};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
+  m.impl("topk_gating", &topk_gating_cuda);
+  m.impl("topk_gating_backward", &topk_gating_backward_any_device);
+}
+
+}  // namespace gpuprim
