@@ -26,11 +26,13 @@ from gpuprim._validate import is_validating, set_validate, validate  # noqa: E40
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact, masked_select  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
+from gpuprim.embedding_bag import embedding_bag  # noqa: E402
 from gpuprim.histogram import histogram  # noqa: E402
 from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
 from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
+from gpuprim import nn  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -40,11 +42,13 @@ __all__ = [
     "compact",
     "cumsum",
     "deterministic",
+    "embedding_bag",
     "histogram",
     "is_deterministic",
     "is_validating",
     "masked_select",
     "mean",
+    "nn",
     "run_length_encode",
     "segment_reduce",
     "set_deterministic",
