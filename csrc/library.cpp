@@ -55,8 +55,8 @@ TORCH_LIBRARY(gpuprim, m) {
         tags);
   // Gradients of embedding_bag from grad [num_bags, D]: grad_weight (dense [num_embeddings, D]; with sparse,
   // [len(indices), D] rows for the distinct rows `rows` (int64 [len(indices)], sorted; zero past num_rows));
-  // num_rows (int64 [1], distinct rows that got gradient; 0 for max); grad_per_sample_weights ([len(indices)],
-  // [0] without per_sample_weights). Sort + segmented reduce: bitwise identical on every run, no float atomics.
+  // num_rows (int64 [1], distinct rows that got gradient; 0 for max); grad_per_sample_weights (per_sample_weights'
+  // shape, [0] without). Sort + segmented reduce: bitwise identical on every run, no float atomics.
   m.def("embedding_bag_backward(Tensor grad, Tensor weight, Tensor indices, Tensor? offsets, Tensor bag_size, "
         "Tensor max_indices, Tensor? per_sample_weights, str mode, int? padding_idx, bool include_last_offset, "
         "bool sparse) -> (Tensor grad_weight, Tensor rows, Tensor num_rows, Tensor grad_per_sample_weights)",

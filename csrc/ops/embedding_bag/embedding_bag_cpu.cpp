@@ -321,7 +321,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
   at::Tensor rows = at::zeros({sparse ? nnz : 0}, idx.options().dtype(at::kLong));
   at::Tensor num_rows = at::zeros({1}, idx.options().dtype(at::kLong));
   const bool with_psw = per_sample_weights.has_value();
-  at::Tensor grad_psw = at::zeros({with_psw ? nnz : 0}, w.options());
+  at::Tensor grad_psw = with_psw ? at::zeros(per_sample_weights->sizes(), w.options()) : at::zeros({0}, w.options());
   if (bags == 0 || dim == 0 || nnz == 0) return {grad_weight, rows, num_rows, grad_psw};
   const std::vector<int64_t> bounds = to_host(embedding_bag_bounds(indices, offsets, include_last_offset));
   const EmbeddingBagShape shape = embedding_bag_shape(w, idx, bags, args.padding_idx);

@@ -37,7 +37,7 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
 //  - sparse (sum/mean only): rows int64 [nnz] (sorted unique rows that got gradient, 0 past num_rows) and
 //    grad_weight [nnz, dim] (their gradient rows, must be zero on entry);
 //  - num_rows int64 [1]: the number of distinct rows that got gradient (sum/mean; 0 for max);
-//  - grad_per_sample_weights [nnz] (weight's dtype) when per_sample_weights is not null.
+//  - grad_per_sample_weights [nnz] (weight's dtype, contiguous) when per_sample_weights is not null.
 // Deterministic: the (index, position) pairs are radix sorted and every row is summed in a fixed order.
 void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DType type, const void* indices,
                                         DType index_type, const int64_t* bounds, const int64_t* bag_size,

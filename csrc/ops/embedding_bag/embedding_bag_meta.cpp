@@ -37,7 +37,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
   at::Tensor rows = sparse ? at::empty_symint({nnz}, long_options) : at::empty({0}, long_options);
   at::Tensor num_rows = at::empty({1}, long_options);
   at::Tensor grad_psw =
-      per_sample_weights.has_value() ? at::empty_symint({nnz}, weight_options) : at::empty({0}, weight_options);
+      per_sample_weights.has_value() ? at::empty_symint(per_sample_weights->sym_sizes(), weight_options) : at::empty({0}, weight_options);
   return {grad_weight, rows, num_rows, grad_psw};
 }
 
