@@ -1,7 +1,8 @@
 // Kernels and launchers of gpuprim::embedding_bag (forward) and its deterministic backward.
 //
-// Forward: one warp per bag; each lane holds Vec adjacent columns (16-byte loads when the row allows), walks
-// the bag's indices in order and accumulates in fp32 (fp64 for double). max keeps the first maximum's row.
+// Forward: one warp per bag (a group of 4-16 lanes for short rows); each lane holds Vec adjacent columns
+// (16-byte loads when the row allows), walks the bag's indices in order (kUnroll rows in flight) and
+// accumulates in fp32 (fp64 for double). max keeps the first maximum's row.
 //
 // Backward (weight): every contribution is a (key, position) pair:
 //   sum/mean  key = weight row of indices[p], position p; its source row is grad[bag_of(p)] (times
@@ -13,9 +14,10 @@
 //   1. prep kernel        keys and positions (and bag_of for sum/mean)
 //   2. radix sort         stable CUB sort of the pairs by the key bits [0, bits(num_keys))
 //   3. run heads          head flags -> inclusive scan (CUB, integers) -> run starts and unique keys, on device
-//   4. plan               per run: chunks of kChunk pairs, partial rows (runs of several chunks), scanned
-//   5. chunk kernel       one warp per chunk folds its pairs in sorted (= position) order in fp32; a run of one
-//                         chunk is stored directly, a longer (hot) run stores one partial row per chunk
+//   4. plan               per run: chunks of chunk_size(n) pairs, partial rows (runs of several chunks), scanned
+//   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
+//                         (= position) order in fp32; a run of one chunk is stored directly, a longer (hot)
+//                         run stores one partial row per chunk
 //   6. combine kernel     one block per hot run folds its partial rows: warp g takes rows g, g + 8, ..., then
 //                         the 8 warp sums are added in warp order
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
@@ -85,24 +87,28 @@ template <typename T, typename I, int Vec>
 __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ weight, const I* __restrict__ indices,
                                                            const int64_t* __restrict__ bounds,
                                                            const T* __restrict__ psw, EmbeddingBagShape s,
-                                                           EmbeddingBagMode mode, T* __restrict__ out,
+                                                           EmbeddingBagMode mode, int group, T* __restrict__ out,
                                                            int64_t* __restrict__ bag_size,
                                                            int64_t* __restrict__ max_indices) {
   using Acc = typename AccOf<T>::type;
-  const int lane = threadIdx.x % kWarp;
-  const int64_t warps = int64_t(gridDim.x) * kWarpsPerBlock;
-  for (int64_t b = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; b < s.bags; b += warps) {
+  // `group` lanes (a power of two dividing the warp) per bag: short rows do not leave most of a warp idle.
+  const int lane = threadIdx.x % group;
+  const int per_block = kThreads / group;
+  const unsigned mask =
+      group == kWarp ? 0xffffffffu : ((1u << group) - 1u) << ((threadIdx.x % kWarp) / group * group);
+  for (int64_t b = int64_t(blockIdx.x) * per_block + threadIdx.x / group; b < s.bags;
+       b += int64_t(gridDim.x) * per_block) {
     int64_t lo, hi;
     segment_bounds(bounds, b, s.nnz, lo, hi);
-    // Used indices of the bag (for mean and bag_size), counted by the whole warp.
+    // Used indices of the bag (for mean and bag_size), counted by the bag's lanes (a group-uniform loop).
     int64_t count = 0;
-    for (int64_t p0 = lo; p0 < hi; p0 += kWarp) {
+    for (int64_t p0 = lo; p0 < hi; p0 += group) {
       const int64_t p = p0 + lane;
       const bool ok = p < hi && used(static_cast<int64_t>(indices[p]), s);
-      count += __popc(__ballot_sync(0xffffffffu, ok));
+      count += __popc(__ballot_sync(mask, ok) & mask);
     }
     if (lane == 0) bag_size[b] = count;
-    for (int64_t col = int64_t(lane) * Vec; col < s.dim; col += int64_t(kWarp) * Vec) {
+    for (int64_t col = int64_t(lane) * Vec; col < s.dim; col += int64_t(group) * Vec) {
       Acc acc[Vec];
       int64_t arg[Vec];
 #pragma unroll
@@ -156,20 +162,27 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
   }
 }
 
+// Lanes per bag: the fewest (>= 4) whose loads cover a row, up to a warp.
+int lanes_per_bag(int64_t dim, int vec) {
+  int group = kWarp;
+  while (group > 4 && int64_t(group / 2) * vec >= dim) group /= 2;
+  return group;
+}
+
 template <typename T, typename I>
 void forward(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
              EmbeddingBagMode mode, T* out, int64_t* bag_size, int64_t* max_indices, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T);
   const bool wide = s.dim % kVec == 0 && aligned(weight, 16) && aligned(out, 16);
-  const int64_t work = s.bags;
+  auto launch = [&](auto kernel, int vec) {
+    const int group = lanes_per_bag(s.dim, vec);
+    kernel<<<grid_for(s.bags, kThreads / group, 8 * resident_blocks(kernel)), kThreads, 0, stream>>>(
+        weight, indices, bounds, psw, s, mode, group, out, bag_size, max_indices);
+  };
   if (wide) {
-    auto kernel = forward_kernel<T, I, kVec>;
-    kernel<<<grid_for(work, kWarpsPerBlock, 8 * resident_blocks(kernel)), kThreads, 0, stream>>>(
-        weight, indices, bounds, psw, s, mode, out, bag_size, max_indices);
+    launch(forward_kernel<T, I, kVec>, kVec);
   } else {
-    auto kernel = forward_kernel<T, I, 1>;
-    kernel<<<grid_for(work, kWarpsPerBlock, 8 * resident_blocks(kernel)), kThreads, 0, stream>>>(
-        weight, indices, bounds, psw, s, mode, out, bag_size, max_indices);
+    launch(forward_kernel<T, I, 1>, 1);
   }
   GPUPRIM_LAUNCH_CHECK();
 }
@@ -290,15 +303,17 @@ struct ReduceArgs {
 };
 
 template <typename T, typename K, typename V, int Vec>
-__global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a,
+__global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, int group,
                                                          typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
-  const int lane = threadIdx.x % kWarp;
+  // `group` lanes per chunk (1 to 32, a power of two): no lane communication, so any grouping works.
+  const int lane = threadIdx.x % group;
+  const int per_block = kThreads / group;
   const int64_t runs = *a.num_runs;
   if (runs == 0) return;
   const int64_t total = a.plan[runs - 1].chunks;
-  const int64_t warps = int64_t(gridDim.x) * kWarpsPerBlock;
-  for (int64_t c = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; c < total; c += warps) {
+  for (int64_t c = int64_t(blockIdx.x) * per_block + threadIdx.x / group; c < total;
+       c += int64_t(gridDim.x) * per_block) {
     const int64_t r = find_run(a.plan, runs, c, [](const RunPlan<V>& p) { return p.chunks; });
     const RunPlan<V> before = r > 0 ? a.plan[r - 1] : RunPlan<V>{V(0), V(0), V(0)};
     const int64_t chunks = int64_t(a.plan[r].chunks) - int64_t(before.chunks);
@@ -307,7 +322,7 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a,
     const int64_t stop = int64_t(a.start[r + 1]);
     const int64_t end = stop < begin + a.chunk ? stop : begin + a.chunk;
     const int64_t key = static_cast<int64_t>(a.unique[r]);
-    for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(kWarp) * Vec) {
+    for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
       Acc acc[Vec];
 #pragma unroll
       for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
@@ -468,7 +483,9 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     constexpr int kVec = decltype(vec_tag)::value;
     auto chunk = chunk_kernel<T, K, V, kVec>;
     // Grid-stride loops over the real totals (read on the device); n bounds the busy part of the grid.
-    chunk<<<grid_for(n, kWarpsPerBlock, 4 * resident_blocks(chunk)), kThreads, 0, stream>>>(a, partials);
+    int group = kWarp;  // the fewest lanes whose loads cover a row (1 for max's single elements)
+    while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
+    chunk<<<grid_for(n, kThreads / group, 4 * resident_blocks(chunk)), kThreads, 0, stream>>>(a, group, partials);
     GPUPRIM_LAUNCH_CHECK();
     auto combine = combine_kernel<T, K, V, kVec>;
     combine<<<grid_for(n / a.chunk + 1, 1, 2 * resident_blocks(combine)), kThreads, 0, stream>>>(a, partials);
