@@ -281,7 +281,8 @@ def test_compiles(device):
     check_compiles(lambda w, i, o: gpuprim.embedding_bag(w, i, o, "max"), weight, idx, offsets, dynamic=True)
 
 
-def test_compiled_training_step_with_module(device):
+@pytest.mark.parametrize("backend", ("aot_eager", pytest.param("inductor", marks=pytest.mark.gpu)))
+def test_compiled_training_step_with_module(device, backend):
     """torch.compile(fullgraph=True) of a small model's loss using gpuprim.nn.EmbeddingBag (forward and, through
     AOT autograd, the registered backward op), then an SGD step: same loss, gradients and updated weights as
     eager."""
@@ -302,7 +303,7 @@ def test_compiled_training_step_with_module(device):
         model = make()
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         torch._dynamo.reset()
-        fn = torch.compile(loss_fn, fullgraph=True, backend="aot_eager") if compiled else loss_fn
+        fn = torch.compile(loss_fn, fullgraph=True, backend=backend) if compiled else loss_fn
         losses = []
         for _ in range(2):
             opt.zero_grad()

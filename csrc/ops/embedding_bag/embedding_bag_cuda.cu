@@ -16,8 +16,8 @@
 //   3. run heads          head flags -> inclusive scan (CUB, integers) -> run starts and unique keys, on device
 //   4. plan               per run: chunks of chunk_size(n) pairs, partial rows (runs of several chunks), scanned
 //   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
-//                         (= position) order in fp32; a run of one chunk is stored directly, a longer (hot)
-//                         run stores one partial row per chunk
+//                         (= position) order in fp32; a run of one chunk is stored directly (pass 1: one item
+//                         per run), a longer (hot) run stores one partial row per chunk (pass 2)
 //   6. combine kernel     one block per hot run folds its partial rows: warp g takes rows g, g + 8, ..., then
 //                         the 8 warp sums are added in warp order
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
@@ -302,22 +302,33 @@ struct ReduceArgs {
   bool sparse;
 };
 
+// Two passes over the same code: `hot` false: one work item per run, the runs of a single chunk (most runs;
+// no search); `hot` true: one work item per chunk of the hot runs (found by a binary search in the scanned
+// partial rows), each storing its partial row.
 template <typename T, typename K, typename V, int Vec>
-__global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, int group,
+__global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, int group, bool hot,
                                                          typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
-  // `group` lanes per chunk (1 to 32, a power of two): no lane communication, so any grouping works.
+  // `group` lanes per item (1 to 32, a power of two): no lane communication, so any grouping works.
   const int lane = threadIdx.x % group;
   const int per_block = kThreads / group;
   const int64_t runs = *a.num_runs;
   if (runs == 0) return;
-  const int64_t total = a.plan[runs - 1].chunks;
-  for (int64_t c = int64_t(blockIdx.x) * per_block + threadIdx.x / group; c < total;
-       c += int64_t(gridDim.x) * per_block) {
-    const int64_t r = find_run(a.plan, runs, c, [](const RunPlan<V>& p) { return p.chunks; });
-    const RunPlan<V> before = r > 0 ? a.plan[r - 1] : RunPlan<V>{V(0), V(0), V(0)};
-    const int64_t chunks = int64_t(a.plan[r].chunks) - int64_t(before.chunks);
-    const int64_t k = c - int64_t(before.chunks);
+  const int64_t total = hot ? int64_t(a.plan[runs - 1].partials) : runs;
+  for (int64_t w = int64_t(blockIdx.x) * per_block + threadIdx.x / group; w < total;
+       w += int64_t(gridDim.x) * per_block) {
+    int64_t r, k;
+    RunPlan<V> before{V(0), V(0), V(0)};
+    if (hot) {
+      r = find_run(a.plan, runs, w, [](const RunPlan<V>& p) { return p.partials; });
+      if (r > 0) before = a.plan[r - 1];
+      k = w - int64_t(before.partials);  // the partial row is w itself
+    } else {
+      r = w;
+      if (r > 0) before = a.plan[r - 1];
+      if (int64_t(a.plan[r].chunks) - int64_t(before.chunks) != 1) continue;  // empty (sentinel) or hot run
+      k = 0;
+    }
     const int64_t begin = int64_t(a.start[r]) + k * a.chunk;
     const int64_t stop = int64_t(a.start[r + 1]);
     const int64_t end = stop < begin + a.chunk ? stop : begin + a.chunk;
@@ -337,8 +348,8 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, 
           const int64_t row = a.bag_of ? static_cast<int64_t>(a.bag_of[p]) : p;
           rows[u] = load_vec<Vec>(a.src + row * a.width + col);
           divide[u] = a.bag_size != nullptr;
-          scale[u] = a.psw ? convert<Acc>(a.psw[p])
-                           : (a.bag_size ? static_cast<Acc>(a.bag_size[row] > 1 ? a.bag_size[row] : int64_t(1)) : Acc(1));
+          const int64_t size = a.bag_size ? a.bag_size[row] : int64_t(1);
+          scale[u] = a.psw ? convert<Acc>(a.psw[p]) : static_cast<Acc>(size > 1 ? size : int64_t(1));
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
@@ -350,18 +361,18 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, 
           }
         }
       }
-      if (chunks == 1) {
+      if (!hot) {
         VecOf<Vec, T> result;
 #pragma unroll
         for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
         store_vec<Vec>(a.out + (a.sparse ? r : key) * a.width + col, result);
       } else {
-        Acc* dst = partials + (int64_t(before.partials) + k) * a.width + col;
+        Acc* dst = partials + w * a.width + col;
 #pragma unroll
         for (int j = 0; j < Vec; ++j) dst[j] = acc[j];
       }
     }
-    if (a.sparse && lane == 0 && k == 0) a.rows[r] = key;
+    if (a.sparse && lane == 0 && !hot) a.rows[r] = key;  // hot runs: combine_kernel
   }
 }
 
@@ -386,9 +397,21 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(ReduceArgs<T, K, V> a
 #pragma unroll
       for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
       if (col < a.width) {
-        for (int64_t k = warp; k < chunks; k += kWarpsPerBlock) {
+        // Rows warp, warp + 8, ... in that order, kUnroll loads in flight.
+        for (int64_t k = warp; k < chunks; k += int64_t(kWarpsPerBlock) * kUnroll) {
+          Acc v[kUnroll][Vec];
 #pragma unroll
-          for (int j = 0; j < Vec; ++j) acc[j] += base[k * a.width + col + j];
+          for (int u = 0; u < kUnroll; ++u) {
+            const int64_t row = k + int64_t(u) * kWarpsPerBlock;
+#pragma unroll
+            for (int j = 0; j < Vec; ++j) v[u][j] = row < chunks ? base[row * a.width + col + j] : Acc(0);
+          }
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+            if (k + int64_t(u) * kWarpsPerBlock >= chunks) break;
+#pragma unroll
+            for (int j = 0; j < Vec; ++j) acc[j] += v[u][j];
+          }
         }
       }
 #pragma unroll
@@ -485,7 +508,10 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     // Grid-stride loops over the real totals (read on the device); n bounds the busy part of the grid.
     int group = kWarp;  // the fewest lanes whose loads cover a row (1 for max's single elements)
     while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
-    chunk<<<grid_for(n, kThreads / group, 4 * resident_blocks(chunk)), kThreads, 0, stream>>>(a, group, partials);
+    const int64_t grid_cap = 4 * resident_blocks(chunk);
+    chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, false, partials);
+    GPUPRIM_LAUNCH_CHECK();
+    chunk<<<grid_for(partial_rows, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, true, partials);
     GPUPRIM_LAUNCH_CHECK();
     auto combine = combine_kernel<T, K, V, kVec>;
     combine<<<grid_for(n / a.chunk + 1, 1, 2 * resident_blocks(combine)), kThreads, 0, stream>>>(a, partials);
