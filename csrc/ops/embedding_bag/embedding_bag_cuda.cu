@@ -5,13 +5,14 @@
 // accumulates in fp32 (fp64 for double). max keeps the first maximum's row.
 //
 // Backward (weight): every contribution is a (key, position) pair:
-//   sum/mean  key = weight row of indices[p], position p; its source row is grad[bag_of(p)] (times
-//             per_sample_weights[p], or over the bag's size for mean);
+//   sum/mean  key = weight row of indices[p], value = bag of p (with per_sample_weights: p, and its bag
+//             from bag_of); its source row is grad[bag] (times per_sample_weights[p], or over the bag's size
+//             for mean);
 //   max       key = row * D + column of max_indices[b, column], position b * D + column; its source is that
 //             one element of grad (rows of width 1).
 // Unused pairs (padding_idx, out-of-range index, position in no bag) get the sentinel key (num_keys), which
 // sorts last and is skipped.
-//   1. prep kernel        keys and positions (and bag_of for sum/mean)
+//   1. prep kernel        keys and values (and bag_of for sum with per_sample_weights)
 //   2. radix sort         stable CUB sort of the pairs by the key bits [0, bits(num_keys))
 //   3. run heads          head flags -> inclusive scan (CUB, integers) -> run starts and unique keys, on device
 //   4. plan               per run: chunks of chunk_size(n) pairs, partial rows (runs of several chunks), scanned
@@ -188,7 +189,9 @@ void forward(const T* weight, const I* indices, const int64_t* bounds, const T* 
 }
 
 // ---------------------------------------------------------------- backward: pairs
-// sum/mean: key = row (or the sentinel), value = position, bag_of = the bag of the position (-1: none).
+// sum/mean: key = row (or the sentinel). With per_sample_weights (bag_of != nullptr): value = position and
+// bag_of = the bag of the position (-1: none); without: value = the bag itself (one dependent load less in the
+// reduction; the stable sort still orders a row's pairs by position, hence by bag).
 template <typename I, typename K, typename V>
 __global__ void __launch_bounds__(kThreads) prep_sum_kernel(const I* __restrict__ indices,
                                                             const int64_t* __restrict__ bounds, EmbeddingBagShape s,
@@ -198,8 +201,12 @@ __global__ void __launch_bounds__(kThreads) prep_sum_kernel(const I* __restrict_
     const int64_t b = segment_of_row(bounds, s.bags, s.nnz, p);
     const int64_t r = static_cast<int64_t>(indices[p]);
     keys[p] = static_cast<K>(b >= 0 && used(r, s) ? r : s.num_weights);
-    values[p] = static_cast<V>(p);
-    bag_of[p] = static_cast<V>(b);
+    if (bag_of != nullptr) {
+      values[p] = static_cast<V>(p);
+      bag_of[p] = static_cast<V>(b);
+    } else {
+      values[p] = static_cast<V>(b);
+    }
   }
 }
 
@@ -289,7 +296,7 @@ struct ReduceArgs {
   const T* src;             // grad: rows of `width` elements
   int64_t width;            // D for sum/mean, 1 for max
   const V* positions;       // sorted values of the pairs
-  const V* bag_of;          // position -> source row (sum/mean); nullptr: the position is the source row (max)
+  const V* bag_of;          // position -> source row (sum with psw); nullptr: the value is the source row
   const T* psw;             // scale by per_sample_weights[position] (sum), or nullptr
   const int64_t* bag_size;  // divide by the bag's size (mean), or nullptr
   const K* unique;          // key of each run
@@ -536,7 +543,7 @@ void backward_sum(const T* grad, const T* weight, const I* indices, const int64_
   K* keys[2] = {static_cast<K*>(workspace.allocate(sizeof(K) * n)), static_cast<K*>(workspace.allocate(sizeof(K) * n))};
   V* values[2] = {static_cast<V*>(workspace.allocate(sizeof(V) * n)),
                   static_cast<V*>(workspace.allocate(sizeof(V) * n))};
-  auto* bag_of = static_cast<V*>(workspace.allocate(sizeof(V) * n));
+  auto* bag_of = psw ? static_cast<V*>(workspace.allocate(sizeof(V) * n)) : nullptr;
   prep_sum_kernel<I, K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(indices, bounds, s, keys[0], values[0],
                                                                            bag_of);
   GPUPRIM_LAUNCH_CHECK();
