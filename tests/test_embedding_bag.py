@@ -92,6 +92,31 @@ def test_matches_torch_every_option(device, case, index_dtype):
                 torch.testing.assert_close(a.cpu(), b, rtol=1e-12, atol=1e-12, msg=lambda m: f"{what} {name}: {m}")
 
 
+def test_random_layouts_match_torch(device):
+    """Random bag layouts (sorted offsets, empty bags, both include_last_offset ways) in every mode, float64."""
+    g = torch.Generator().manual_seed(11)
+    for trial in range(12):
+        n = int(torch.randint(0, 60, (1,), generator=g))
+        bags = int(torch.randint(1, 9, (1,), generator=g))
+        idx = torch.randint(0, NUM_EMBEDDINGS, (n,), generator=g)
+        offsets = torch.sort(torch.randint(0, n + 1, (bags,), generator=g)).values
+        offsets[0] = 0
+        last = trial % 2 == 1
+        if last:
+            offsets = torch.cat([offsets, torch.tensor([n])])
+        weight = torch.randn(NUM_EMBEDDINGS, DIM, generator=g, dtype=torch.float64)
+        mode = MODES[trial % 3]
+        psw = torch.randn(n, generator=g, dtype=torch.float64) if mode == "sum" and trial % 4 == 0 else None
+        padding = None if trial % 5 == 0 else int(idx[0]) if n else None
+        dev = [t.to(device) if t is not None else None for t in (weight, idx, offsets, psw)]
+        ours = _grads(lambda w, p: gpuprim.embedding_bag(w, dev[1], dev[2], mode, p, padding, last), dev[0], dev[3])
+        ref = _grads(lambda w, p: F.embedding_bag(idx, w, offsets, mode=mode, per_sample_weights=p,
+                                                  padding_idx=padding, include_last_offset=last), weight, psw)
+        for a, b in zip(ours, ref):
+            if b is not None:
+                torch.testing.assert_close(a.cpu(), b, rtol=1e-12, atol=1e-12)
+
+
 def test_sparse_gradient_is_coalesced_row_sparse(device):
     weight, idx, offsets, _ = _inputs("mixed", False, torch.int64, device)
     w = weight.clone().requires_grad_()
@@ -219,6 +244,8 @@ def test_validate_mode_catches_bad_data(device):
             gpuprim.embedding_bag(weight, idx, torch.tensor([0, 5, 3], device=device))
         with pytest.raises(ValueError, match=r"offsets\[-1\] must be <= len\(indices\)"):
             gpuprim.embedding_bag(weight, idx, torch.tensor([0, 31], device=device))
+        with pytest.raises(ValueError, match=r"offsets\[-1\] must be len\(indices\) = 30 with include_last_offset"):
+            gpuprim.embedding_bag(weight, idx, torch.tensor([0, 5, 29], device=device), include_last_offset=True)
         gpuprim.embedding_bag(weight, idx, offsets)  # valid input passes
 
 

@@ -31,7 +31,9 @@ def embedding_bag(
         per_sample_weights: weight's dtype and indices' shape, scales each row (``mode="sum"`` only).
         padding_idx: a row (negative counts from the end) skipped wherever it appears: not summed, not
             counted by mean, not a candidate for max, and it gets no gradient.
-        include_last_offset: whether ``offsets`` ends with the end of the last bag.
+        include_last_offset: whether ``offsets`` ends with the end of the last bag (``len(indices)``, as
+            torch documents it; validate mode checks it. Otherwise that value is used as the end and indices
+            past it belong to no bag, where torch's CPU kernel runs the last bag to ``len(indices)``).
         sparse: the gradient of ``weight`` is a sparse COO tensor (coalesced: the distinct rows, sorted, and
             their gradient rows) instead of a dense one. Not with ``mode="max"`` (as torch). Sizing it syncs.
 
@@ -78,6 +80,9 @@ def _validate(weight: Tensor, indices: Tensor, offsets: Optional[Tensor], includ
         raise ValueError(f"gpuprim.embedding_bag: offsets[0] must be 0, got {first}")
     if last > n:
         raise ValueError(f"gpuprim.embedding_bag: offsets[-1] must be <= len(indices) = {n}, got {last}")
+    if include_last_offset and last != n:
+        raise ValueError(f"gpuprim.embedding_bag: offsets[-1] must be len(indices) = {n} with "
+                         f"include_last_offset=True, got {last}")
     if offsets.numel() > 1:
         steps = offsets[1:] - offsets[:-1]
         if bool((steps < 0).any()):
