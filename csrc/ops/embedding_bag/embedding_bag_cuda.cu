@@ -447,8 +447,9 @@ __global__ void num_rows_kernel(const K* __restrict__ unique, const V* __restric
   *num_rows = runs > 0 && unique[runs - 1] == sentinel ? runs - 1 : runs;
 }
 
-// d out[bag(p)] / d psw[p]: one warp per position, a dot product folded in a fixed shuffle tree.
-template <typename T, typename I>
+// d out[bag(p)] / d psw[p]: one warp per position (16-byte loads when rows allow), a dot product folded in a
+// fixed shuffle tree.
+template <typename T, typename I, int Vec>
 __global__ void __launch_bounds__(kThreads) psw_grad_kernel(const T* __restrict__ grad, const T* __restrict__ weight,
                                                             const I* __restrict__ indices,
                                                             const int64_t* __restrict__ bounds, EmbeddingBagShape s,
@@ -461,8 +462,11 @@ __global__ void __launch_bounds__(kThreads) psw_grad_kernel(const T* __restrict_
     const int64_t b = segment_of_row(bounds, s.bags, s.nnz, p);
     Acc dot = Acc(0);
     if (b >= 0 && used(r, s)) {
-      for (int64_t c = lane; c < s.dim; c += kWarp) {
-        dot += convert<Acc>(grad[b * s.dim + c]) * convert<Acc>(weight[r * s.dim + c]);
+      for (int64_t c = int64_t(lane) * Vec; c < s.dim; c += int64_t(kWarp) * Vec) {
+        const VecOf<Vec, T> g = load_vec<Vec>(grad + b * s.dim + c);
+        const VecOf<Vec, T> w = load_vec<Vec>(weight + r * s.dim + c);
+#pragma unroll
+        for (int j = 0; j < Vec; ++j) dot += convert<Acc>(g.items[j]) * convert<Acc>(w.items[j]);
       }
     }
 #pragma unroll
@@ -645,10 +649,17 @@ void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DT
       }
     }
     if (grad_per_sample_weights != nullptr) {
-      auto kernel = psw_grad_kernel<T, I>;
-      kernel<<<grid_for(shape.nnz, kWarpsPerBlock, 8 * resident_blocks(kernel)), kThreads, 0, stream>>>(
-          g, static_cast<const T*>(weight), static_cast<const I*>(indices), bounds, shape,
-          static_cast<T*>(grad_per_sample_weights));
+      constexpr int kVec = 16 / sizeof(T);
+      auto launch = [&](auto kernel) {
+        kernel<<<grid_for(shape.nnz, kWarpsPerBlock, 8 * resident_blocks(kernel)), kThreads, 0, stream>>>(
+            g, static_cast<const T*>(weight), static_cast<const I*>(indices), bounds, shape,
+            static_cast<T*>(grad_per_sample_weights));
+      };
+      if (shape.dim % kVec == 0 && aligned(g, 16) && aligned(weight, 16)) {
+        launch(psw_grad_kernel<T, I, kVec>);
+      } else {
+        launch(psw_grad_kernel<T, I, 1>);
+      }
       GPUPRIM_LAUNCH_CHECK();
     }
   };
