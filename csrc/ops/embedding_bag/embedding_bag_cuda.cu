@@ -19,8 +19,8 @@
 //   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
 //                         (= position) order in fp32; a run of one chunk is stored directly (pass 1: one item
 //                         per run), a longer (hot) run stores one partial row per chunk (pass 2)
-//   6. combine kernel     one block per hot run folds its partial rows: warp g takes rows g, g + 8, ..., then
-//                         the 8 warp sums are added in warp order
+//   6. combine kernel     one block per hot run folds its partial rows: warp g takes rows g, g + 32, ...,
+//                         then the 32 warp sums are added in warp order
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
 // float atomics, no host sync.
 #include <algorithm>
@@ -39,6 +39,8 @@ namespace {
 constexpr int kWarp = 32;
 constexpr int kThreads = 256;
 constexpr int kWarpsPerBlock = kThreads / kWarp;
+constexpr int kCombineThreads = 1024;  // one block per hot run: 32 warps share its partial rows
+constexpr int kCombineWarps = kCombineThreads / kWarp;
 constexpr int kUnroll = 4;  // independent row loads in flight per lane
 constexpr int64_t kMaxGrid = int64_t(1) << 30;
 
@@ -384,10 +386,10 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, 
 }
 
 template <typename T, typename K, typename V, int Vec>
-__global__ void __launch_bounds__(kThreads) combine_kernel(ReduceArgs<T, K, V> a,
-                                                           const typename AccOf<T>::type* __restrict__ partials) {
+__global__ void __launch_bounds__(kCombineThreads)
+    combine_kernel(ReduceArgs<T, K, V> a, const typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
-  __shared__ Acc shared[kWarpsPerBlock][kWarp * Vec];
+  __shared__ Acc shared[kCombineWarps][kWarp * Vec];
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   const int64_t runs = *a.num_runs;
   if (runs == 0) return;  // block-uniform
@@ -405,17 +407,17 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(ReduceArgs<T, K, V> a
       for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
       if (col < a.width) {
         // Rows warp, warp + 8, ... in that order, kUnroll loads in flight.
-        for (int64_t k = warp; k < chunks; k += int64_t(kWarpsPerBlock) * kUnroll) {
+        for (int64_t k = warp; k < chunks; k += int64_t(kCombineWarps) * kUnroll) {
           Acc v[kUnroll][Vec];
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) {
-            const int64_t row = k + int64_t(u) * kWarpsPerBlock;
+            const int64_t row = k + int64_t(u) * kCombineWarps;
 #pragma unroll
             for (int j = 0; j < Vec; ++j) v[u][j] = row < chunks ? base[row * a.width + col + j] : Acc(0);
           }
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) {
-            if (k + int64_t(u) * kWarpsPerBlock >= chunks) break;
+            if (k + int64_t(u) * kCombineWarps >= chunks) break;
 #pragma unroll
             for (int j = 0; j < Vec; ++j) acc[j] += v[u][j];
           }
@@ -429,7 +431,7 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(ReduceArgs<T, K, V> a
 #pragma unroll
         for (int j = 0; j < Vec; ++j) {
           Acc sum = shared[0][lane * Vec + j];
-          for (int w = 1; w < kWarpsPerBlock; ++w) sum += shared[w][lane * Vec + j];
+          for (int w = 1; w < kCombineWarps; ++w) sum += shared[w][lane * Vec + j];
           result.items[j] = convert<T>(sum);
         }
         store_vec<Vec>(a.out + (a.sparse ? r : key) * a.width + col, result);
@@ -525,7 +527,8 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     chunk<<<grid_for(partial_rows, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, true, partials);
     GPUPRIM_LAUNCH_CHECK();
     auto combine = combine_kernel<T, K, V, kVec>;
-    combine<<<grid_for(n / a.chunk + 1, 1, 2 * resident_blocks(combine)), kThreads, 0, stream>>>(a, partials);
+    combine<<<grid_for(n / a.chunk + 1, 1, 2 * resident_blocks(combine, kCombineThreads)), kCombineThreads, 0,
+              stream>>>(a, partials);
     GPUPRIM_LAUNCH_CHECK();
   };
   constexpr int kVec = 16 / sizeof(T);
@@ -536,8 +539,9 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
   }
 }
 
-// Pairs per chunk: at least 32, and few enough chunks (<= ~8192) that one hot run's partials fold quickly.
-int64_t chunk_size(int64_t n) { return std::max<int64_t>(32, (n + 8191) / 8192); }
+// Pairs per chunk: at least 32, and few enough chunks (<= ~16384, i.e. <= 512 partial rows per combine warp)
+// that one hot run's partials fold quickly, while the longest single-chunk run stays short (n / 16384 pairs).
+int64_t chunk_size(int64_t n) { return std::max<int64_t>(32, (n + 16383) / 16384); }
 
 template <typename T, typename I, typename K, typename V>
 void backward_sum(const T* grad, const T* weight, const I* indices, const int64_t* bounds, const int64_t* bag_size,
