@@ -86,7 +86,8 @@ int bits_for(uint64_t v) {  // bits needed to hold v (>= 1)
 }
 
 // ---------------------------------------------------------------- forward
-template <typename T, typename I, int Vec>
+// Max: a template flag, so sum/mean do not carry max's int64 argmax registers (higher occupancy).
+template <typename T, typename I, int Vec, bool Max>
 __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ weight, const I* __restrict__ indices,
                                                            const int64_t* __restrict__ bounds,
                                                            const T* __restrict__ psw, EmbeddingBagShape s,
@@ -113,12 +114,11 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
     if (lane == 0) bag_size[b] = count;
     for (int64_t col = int64_t(lane) * Vec; col < s.dim; col += int64_t(group) * Vec) {
       Acc acc[Vec];
-      int64_t arg[Vec];
+      int64_t arg[Max ? Vec : 1];
 #pragma unroll
-      for (int j = 0; j < Vec; ++j) {
-        acc[j] = Acc(0);
-        arg[j] = -1;
-      }
+      for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
+#pragma unroll
+      for (int j = 0; j < (Max ? Vec : 1); ++j) arg[j] = -1;
       int64_t p = lo;
       for (; p < hi; p += kUnroll) {
         // kUnroll rows in flight, then folded in bag order.
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           if (!ok[u]) continue;
-          if (mode == EmbeddingBagMode::kMax) {
+          if constexpr (Max) {
 #pragma unroll
             for (int j = 0; j < Vec; ++j) {
               const Acc v = convert<Acc>(rows[u].items[j]);
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
         result.items[j] = convert<T>(v);
       }
       store_vec<Vec>(out + b * s.dim + col, result);
-      if (mode == EmbeddingBagMode::kMax) {
+      if constexpr (Max) {
 #pragma unroll
         for (int j = 0; j < Vec; ++j) max_indices[b * s.dim + col + j] = arg[j];
       }
@@ -182,10 +182,11 @@ void forward(const T* weight, const I* indices, const int64_t* bounds, const T* 
     kernel<<<grid_for(s.bags, kThreads / group, 8 * resident_blocks(kernel)), kThreads, 0, stream>>>(
         weight, indices, bounds, psw, s, mode, group, out, bag_size, max_indices);
   };
+  const bool max = mode == EmbeddingBagMode::kMax;
   if (wide) {
-    launch(forward_kernel<T, I, kVec>, kVec);
+    max ? launch(forward_kernel<T, I, kVec, true>, kVec) : launch(forward_kernel<T, I, kVec, false>, kVec);
   } else {
-    launch(forward_kernel<T, I, 1>, 1);
+    max ? launch(forward_kernel<T, I, 1, true>, 1) : launch(forward_kernel<T, I, 1, false>, 1);
   }
   GPUPRIM_LAUNCH_CHECK();
 }
