@@ -58,13 +58,14 @@ def _inputs(case, last, index_dtype, device, dtype=torch.float64, psw=False, see
             to(weights))
 
 
-def _grads(fn, weight, psw, grad_out_seed=7):
+def _grads(fn, weight, psw, grad_out_seed=7, round_grad_to=None):
     w = weight.detach().clone().requires_grad_()
     p = None if psw is None else psw.detach().clone().requires_grad_()
     out = fn(w, p)
     g = torch.Generator().manual_seed(grad_out_seed)
     # A non-contiguous grad_output (a transposed view).
-    grad_out = torch.randn(out.shape[1], out.shape[0], generator=g, dtype=torch.float64).to(out.dtype).t()
+    grad_out = torch.randn(out.shape[1], out.shape[0], generator=g, dtype=torch.float64)
+    grad_out = grad_out.to(round_grad_to or out.dtype).to(out.dtype).t()
     grad_out = grad_out.to(out.device)
     out.backward(grad_out)
     gw = w.grad.to_dense() if w.grad.is_sparse else w.grad
@@ -131,12 +132,13 @@ def test_sparse_gradient_is_coalesced_row_sparse(device):
 @pytest.mark.parametrize("mode", MODES)
 def test_low_precision_within_bound(device, dtype, mode):
     """fp16/bf16/fp32 weights accumulate in fp32: a sum of m terms is within (m + 1) * eps32 * sum|x| of the
-    exact one, then rounds once to dtype (eps_dtype * |exact|). max is exact (a stored value)."""
+    exact one, then rounds once to dtype (eps_dtype * |exact|). max is exact (a stored value). The float64
+    reference sees the same dtype-rounded inputs and grad_output."""
     weight, idx, offsets, psw = _inputs("one_bag", False, torch.int64, device, dtype=dtype, psw=mode == "sum")
     weight64 = weight.double()
     ours = _grads(lambda w, p: gpuprim.embedding_bag(w, idx, offsets, mode, p), weight, psw)
     ref = _grads(lambda w, p: F.embedding_bag(idx.cpu(), w, offsets.cpu(), mode=mode, per_sample_weights=p),
-                 weight64.cpu(), None if psw is None else psw.double().cpu())
+                 weight64.cpu(), None if psw is None else psw.double().cpu(), round_grad_to=dtype)
     m = idx.numel() + 1
     eps32, eps = torch.finfo(torch.float32).eps, torch.finfo(dtype).eps
     for name, a, b in zip(("out", "grad_weight", "grad_psw"), ours, ref):
