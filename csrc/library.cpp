@@ -86,6 +86,25 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("topk_gating_backward(Tensor grad_gates, Tensor logits, Tensor gates, Tensor expert_ids, str score,"
         " bool renormalize) -> Tensor",
         tags);
+  // ---- embedding_bag (issue #5) ----
+  // torch.nn.functional.embedding_bag: bags of rows of weight [num_embeddings, D] (fp16/bf16/fp32/fp64),
+  // summed, averaged or max-reduced into out [num_bags, D]. indices int32/int64, 1-D with offsets (int32/int64,
+  // bag starts; with include_last_offset also the end) or 2-D [num_bags, N] without. padding_idx and
+  // out-of-range indices are skipped (not counted); empty bags give 0. Also returns what the backward needs:
+  // bag_size (int64 [num_bags], used indices per bag) and max_indices (int64 [num_bags, D], the row of each
+  // maximum, -1 for an empty bag; [0] unless mode='max'). sparse only selects the gradient's layout.
+  m.def("embedding_bag(Tensor weight, Tensor indices, Tensor? offsets=None, str mode=\"mean\", "
+        "Tensor? per_sample_weights=None, int? padding_idx=None, bool include_last_offset=False, bool sparse=False)"
+        " -> (Tensor out, Tensor bag_size, Tensor max_indices)",
+        tags);
+  // Gradients of embedding_bag from grad [num_bags, D]: grad_weight (dense [num_embeddings, D]; with sparse,
+  // [len(indices), D] rows for the distinct rows `rows` (int64 [len(indices)], sorted; zero past num_rows));
+  // num_rows (int64 [1], distinct rows that got gradient; 0 for max); grad_per_sample_weights (per_sample_weights'
+  // shape, [0] without). Sort + segmented reduce: bitwise identical on every run, no float atomics.
+  m.def("embedding_bag_backward(Tensor grad, Tensor weight, Tensor indices, Tensor? offsets, Tensor bag_size, "
+        "Tensor max_indices, Tensor? per_sample_weights, str mode, int? padding_idx, bool include_last_offset, "
+        "bool sparse) -> (Tensor grad_weight, Tensor rows, Tensor num_rows, Tensor grad_per_sample_weights)",
+        tags);
   // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
   m.def("_set_reduce_config(int blocks, int threads) -> ()");
 }

@@ -98,7 +98,8 @@ def test_bad_arguments(device):
 def test_cuda_kernel_matches_cpu_every_dtype(dtype):
     """The fused CUDA kernel bins each value with the CPU kernel's float64 steps: counts equal exactly."""
     for sample in value_samples("cpu", dtype):
-        for bins, lo, hi in [(100, -2.5, 2.5), (7, -3.0, 1000.0), (256, 0.0, 256.0)]:
+        # (256, 0, 256) and (16, -64, 64): integer inputs take the power-of-two-width integer binner.
+        for bins, lo, hi in [(100, -2.5, 2.5), (7, -3.0, 1000.0), (256, 0.0, 256.0), (16, -64.0, 64.0)]:
             cpu = gpuprim.histogram(sample.x, bins, lo, hi, return_overflow=True)
             cuda = gpuprim.histogram(sample.x.cuda(), bins, lo, hi, return_overflow=True)
             assert torch.equal(cpu[0], cuda[0].cpu()) and torch.equal(cpu[1], cuda[1].cpu()), (sample, bins)

@@ -153,4 +153,28 @@ at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& 
   return op.call(grad_gates, logits, gates, expert_ids, score, renormalize);
 }
 
+// ---- embedding_bag (issue #5) ----
+std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag(
+    const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
+    c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
+    bool include_last_offset, bool sparse) {
+  static const auto op = find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, c10::string_view,
+      const std::optional<at::Tensor>&, std::optional<int64_t>, bool, bool)>("gpuprim::embedding_bag");
+  return op.call(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backward(
+    const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& indices,
+    const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
+    const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
+    bool include_last_offset, bool sparse) {
+  static const auto op = find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, const at::Tensor&,
+      const at::Tensor&, const std::optional<at::Tensor>&, c10::string_view, std::optional<int64_t>, bool, bool)>(
+      "gpuprim::embedding_bag_backward");
+  return op.call(grad, weight, indices, offsets, bag_size, max_indices, per_sample_weights, mode, padding_idx,
+                 include_last_offset, sparse);
+}
+
 }  // namespace gpuprim

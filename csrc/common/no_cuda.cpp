@@ -17,7 +17,8 @@ TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
   for (const char* name : {"cumsum", "bincount", "histogram", "segment_reduce", "segment_reduce_backward", "sort",
                            "sort_pairs", "sum", "mean", "compact", "run_length_encode",
                            "moe_route_metadata", "moe_permute", "moe_unpermute", "moe_unpermute_backward",
-                           "topk", "topk_backward", "topk_gating", "topk_gating_backward"}) {
+                           "topk", "topk_backward", "topk_gating", "topk_gating_backward",
+                           "embedding_bag", "embedding_bag_backward"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_cuda_kernel>());
   }
 }

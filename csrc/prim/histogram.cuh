@@ -270,6 +270,20 @@ __global__ void __launch_bounds__(kThreads) sum_partials_kernel(const Acc* __res
   }
 }
 
+// histogram of 8-32-bit integers with an integer lo and a power-of-two bin width 2^shift: there the
+// float64 steps of EvenBins are exact, so (v - lo) >> shift is the same bin, without the float64
+// conversions that bound EvenBins' throughput (about 0.4 G values/ms on the H200).
+template <typename T>
+struct PowerOfTwoBins {
+  int64_t num_bins;
+  int64_t lo, hi;
+  int shift;
+  __device__ __forceinline__ int64_t operator()(T v) const {
+    const int64_t x = static_cast<int64_t>(v);
+    return x >= lo && x < hi ? (x - lo) >> shift : -1;
+  }
+};
+
 // ---- launchers ----------------------------------------------------------------------------
 
 // Shared-memory budget per block for the privatized counters: 32 KB keeps several blocks per SM.

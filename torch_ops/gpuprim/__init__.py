@@ -26,6 +26,7 @@ from gpuprim._validate import is_validating, set_validate, validate  # noqa: E40
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact, masked_select  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
+from gpuprim.embedding_bag import embedding_bag  # noqa: E402
 from gpuprim.histogram import histogram  # noqa: E402
 from gpuprim.moe_permute import moe_permute  # noqa: E402
 from gpuprim.moe_route import Routing, moe_route, moe_route_metadata  # noqa: E402
@@ -37,6 +38,7 @@ from gpuprim.sort_pairs import sort_pairs  # noqa: E402
 from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
 from gpuprim.topk import topk  # noqa: E402
 from gpuprim.topk_gating import topk_gating  # noqa: E402
+from gpuprim import nn  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -46,6 +48,7 @@ __all__ = [
     "compact",
     "cumsum",
     "deterministic",
+    "embedding_bag",
     "histogram",
     "is_deterministic",
     "is_validating",
@@ -56,6 +59,7 @@ __all__ = [
     "moe_route_metadata",
     "moe_unpermute",
     "Routing",
+    "nn",
     "run_length_encode",
     "segment_reduce",
     "set_deterministic",

@@ -105,4 +105,19 @@ std::tuple<at::Tensor, at::Tensor> topk_gating(const at::Tensor& logits, int64_t
 at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
                                 const at::Tensor& expert_ids, c10::string_view score, bool renormalize);
 
+// ---- embedding_bag (issue #5) ----
+// (out [num_bags, D], bag_size int64 [num_bags], max_indices int64 [num_bags, D] or [0]) as
+// torch.nn.functional.embedding_bag (mode "sum", "mean" or "max"); see the schema in library.cpp.
+// Differentiable in weight and per_sample_weights; sparse=true gives a sparse COO weight gradient.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag(
+    const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets = std::nullopt,
+    c10::string_view mode = "mean", const std::optional<at::Tensor>& per_sample_weights = std::nullopt,
+    std::optional<int64_t> padding_idx = std::nullopt, bool include_last_offset = false, bool sparse = false);
+// (grad_weight, rows, num_rows, grad_per_sample_weights): the gradients of embedding_bag (deterministic).
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backward(
+    const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& indices,
+    const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
+    const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
+    bool include_last_offset, bool sparse);
+
 }  // namespace gpuprim
