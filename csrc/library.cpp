@@ -42,6 +42,19 @@ TORCH_LIBRARY(gpuprim, m) {
   // Runs of equal (==) consecutive elements of 1-D x: unique (x's dtype and size) holds each run's
   // first element, counts (int64, x's size) its length, both zero past num_runs (int64 [1]).
   m.def("run_length_encode(Tensor x) -> (Tensor unique, Tensor counts, Tensor num_runs)", tags);
+  // ---- index_add / scatter_reduce (issue 7): torch's semantics, out of place. Every destination row sums
+  // (reduces) its source rows in Acc (fp32 for fp16/bf16/fp32, fp64, int64 for integers), then is finalized
+  // once. deterministic (None: torch's flag) on CUDA: sorted destinations + segmented reduce, bitwise
+  // identical run to run; otherwise sums use atomics. Out-of-range indices: IndexError on the CPU; skipped
+  // on CUDA (gpuprim.set_validate raises). No host sync on CUDA.
+  m.def("index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1,"
+        " bool? deterministic=None) -> Tensor",
+        tags);
+  // reduce: "sum", "mean" (integers round down), "amax", "amin" (NaN propagates); scatter_add is
+  // scatter_reduce(..., "sum", include_self=True).
+  m.def("scatter_reduce(Tensor input, int dim, Tensor index, Tensor src, str reduce=\"sum\", *,"
+        " bool include_self=True, bool? deterministic=None) -> Tensor",
+        tags);
   // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
   m.def("_set_reduce_config(int blocks, int threads) -> ()");
 }
