@@ -101,7 +101,7 @@ def test_long_runs_and_row_widths(device, pattern, inner):
 def test_strided_inputs(device):
     g = torch.Generator().manual_seed(7)
     input = make_values((6, 10), torch.float32, g).to(device).t()  # [10, 6], not contiguous
-    source = make_values((6, 14), torch.float32, g).to(device)[:, ::2]  # [6, 7]
+    source = make_values((14, 10), torch.float32, g).to(device)[::2].t()  # [10, 7], strided
     index = torch.tensor([0, 5, 5, 1, 0, 2, 5], device=device)
     out = gpuprim.index_add(input, 1, index, source)
     assert_matches_torch(out, input, 1, index, source)

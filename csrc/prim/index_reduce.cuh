@@ -89,7 +89,7 @@ __device__ __forceinline__ void finalize_row(IndexReduce op, bool include_self, 
   Pack<Vec, T> v = *reinterpret_cast<const Pack<Vec, T>*>(out);
 #pragma unroll
   for (int j = 0; j < Vec; ++j) {
-    v.items[j] = convert<T>(finalize(op, include_self, convert<Acc>(v.items[j]), acc[j], count, scale));
+    v.items[j] = convert<T>(finalize<T>(op, include_self, convert<Acc>(v.items[j]), acc[j], count, scale));
   }
   *reinterpret_cast<Pack<Vec, T>*>(out) = v;
 }
@@ -101,7 +101,7 @@ __device__ __forceinline__ void finalize_columns(IndexReduce op, bool include_se
     finalize_row<T, Acc, Vec>(op, include_self, scale, count, acc, out);
   } else {
     for (int j = 0; j < Vec && column + j < inner; ++j) {
-      out[j] = convert<T>(finalize(op, include_self, convert<Acc>(out[j]), acc[j], count, scale));
+      out[j] = convert<T>(finalize<T>(op, include_self, convert<Acc>(out[j]), acc[j], count, scale));
     }
   }
 }

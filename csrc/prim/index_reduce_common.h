@@ -59,8 +59,9 @@ GPUPRIM_HD Acc floor_divide(Acc a, Acc b) {
 
 // The value stored for a destination that received `count` >= 1 source rows whose reduction is `acc`.
 // scale multiplies the reduction for kSum (index_add's alpha; 1 for scatter_*); integer mean rounds down
-// (torch.scatter_reduce divides integers with rounding_mode="floor").
-template <typename Acc>
+// (torch.scatter_reduce divides integers with rounding_mode="floor"), after wrapping the sum to the element
+// type T as torch's in-dtype sum does (its count is not wrapped: torch's count of > 127 int8 items would be).
+template <typename T, typename Acc>
 GPUPRIM_HD Acc finalize(IndexReduce op, bool include_self, Acc self, Acc acc, int64_t count, Acc scale) {
   switch (op) {
     case IndexReduce::kSum: {
@@ -75,7 +76,8 @@ GPUPRIM_HD Acc finalize(IndexReduce op, bool include_self, Acc self, Acc acc, in
       return include_self ? combine(op, self, scaled) : scaled;
     }
     case IndexReduce::kMean: {
-      const Acc total = include_self ? combine(IndexReduce::kSum, self, acc) : acc;
+      Acc total = include_self ? combine(IndexReduce::kSum, self, acc) : acc;
+      if constexpr (std::is_integral_v<T> && std::is_integral_v<Acc>) total = static_cast<Acc>(static_cast<T>(total));
       return floor_divide(total, static_cast<Acc>(count + (include_self ? 1 : 0)));
     }
     default: return include_self ? combine(op, self, acc) : acc;

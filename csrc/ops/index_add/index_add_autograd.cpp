@@ -20,7 +20,7 @@ class IndexAddFunction : public torch::autograd::Function<IndexAddFunction> {
     }
     ctx->saved_data["dim"] = dim;
     ctx->saved_data["alpha"] = alpha;
-    ctx->saved_data["source_sizes"] = source.sizes().vec();
+    ctx->saved_data["source_0d"] = source.dim() == 0;  // (no sizes: they may be symbolic)
     ctx->save_for_backward({index});
     return out;
   }
@@ -31,7 +31,6 @@ class IndexAddFunction : public torch::autograd::Function<IndexAddFunction> {
     const at::Tensor& grad = grads[0];
     const int64_t dim = ctx->saved_data["dim"].toInt();
     const c10::Scalar alpha = ctx->saved_data["alpha"].toScalar();
-    const auto source_sizes = ctx->saved_data["source_sizes"].toIntVector();
     at::Tensor grad_source;
     if (grad.dim() == 0) {
       grad_source = grad.reshape({1}).index_select(0, index.reshape({-1}));
@@ -39,7 +38,7 @@ class IndexAddFunction : public torch::autograd::Function<IndexAddFunction> {
       grad_source = grad.index_select(dim, index.reshape({-1}));
     }
     if (!(alpha.isIntegral(false) && alpha.toLong() == 1)) grad_source = grad_source * alpha;
-    grad_source = grad_source.reshape(source_sizes);
+    if (ctx->saved_data["source_0d"].toBool()) grad_source = grad_source.reshape({});
     return {grad, at::Tensor(), at::Tensor(), grad_source, at::Tensor(), at::Tensor()};
   }
 };

@@ -92,7 +92,7 @@ void reduce_loop(const Index* index, const T* src, const IndexReduceShape& s, In
       T* dst = out + (o * s.rows + r) * s.inner;
       const Acc* a = acc.data() + r * s.inner;
       for (int64_t c = 0; c < s.inner; ++c) {
-        dst[c] = static_cast<T>(finalize(reduce, include_self, static_cast<Acc>(dst[c]), a[c], count[r], scale));
+        dst[c] = static_cast<T>(finalize<T>(reduce, include_self, static_cast<Acc>(dst[c]), a[c], count[r], scale));
       }
     }
   }

@@ -9,22 +9,20 @@
 namespace gpuprim {
 namespace {
 
-// grad_src of index's shape, zero-padded at the end of every dim to src's sizes.
-at::Tensor pad_to(const at::Tensor& g, at::IntArrayRef sizes) {
-  std::vector<int64_t> pad;
-  bool needed = false;
+// grad_src of index's shape, zero-padded at the end of every dim to the shape of src (SymInt-safe).
+at::Tensor pad_to(const at::Tensor& g, const at::Tensor& src) {
+  std::vector<c10::SymInt> pad;
   for (int64_t k = g.dim() - 1; k >= 0; --k) {
     pad.push_back(0);
-    pad.push_back(sizes[k] - g.size(k));
-    needed = needed || sizes[k] != g.size(k);
+    pad.push_back(src.sym_size(k) - g.sym_size(k));
   }
-  return needed ? at::constant_pad_nd(g, pad, 0) : g;
+  return at::constant_pad_nd_symint(g, pad, 0);
 }
 
 at::Tensor narrow_to(const at::Tensor& src, const at::Tensor& index) {
   at::Tensor s = src;
   for (int64_t k = 0; k < src.dim(); ++k) {
-    if (index.size(k) != src.size(k)) s = s.narrow(k, 0, index.size(k));
+    s = s.narrow_symint(k, 0, index.sym_size(k));
   }
   return s;
 }
@@ -43,8 +41,10 @@ class ScatterReduceFunction : public torch::autograd::Function<ScatterReduceFunc
     ctx->saved_data["dim"] = input.dim() == 0 ? int64_t(0) : (dim < 0 ? dim + input.dim() : dim);
     ctx->saved_data["reduce"] = std::string(reduce);
     ctx->saved_data["include_self"] = include_self;
-    ctx->saved_data["src_sizes"] = src.sizes().vec();
-    ctx->save_for_backward({index, extreme ? input : at::Tensor(), extreme ? src : at::Tensor(),
+    // src itself only when its gradient needs its values (amax/amin) or its shape (index smaller than src).
+    const bool padded = !index.sym_sizes().equals(src.sym_sizes());
+    ctx->saved_data["padded"] = padded;
+    ctx->save_for_backward({index, extreme ? input : at::Tensor(), extreme || padded ? src : at::Tensor(),
                             extreme ? out : at::Tensor()});
     return out;
   }
@@ -57,7 +57,6 @@ class ScatterReduceFunction : public torch::autograd::Function<ScatterReduceFunc
     const int64_t dim = ctx->saved_data["dim"].toInt();
     const std::string reduce = ctx->saved_data["reduce"].toStringRef();
     const bool include_self = ctx->saved_data["include_self"].toBool();
-    const auto src_sizes = ctx->saved_data["src_sizes"].toIntVector();
     const at::Tensor idx = index.to(at::kLong);
     at::Tensor grad_self, grad_src;
     if (reduce == "sum") {
@@ -82,7 +81,7 @@ class ScatterReduceFunction : public torch::autograd::Function<ScatterReduceFunc
       grad_src = src_is_result * grad_distributed.gather(dim, idx);
     }
     if (!include_self) grad_self = grad_self.scatter(dim, idx, 0);
-    grad_src = pad_to(grad_src, src_sizes);
+    if (ctx->saved_data["padded"].toBool()) grad_src = pad_to(grad_src, saved[2]);
     return {grad_self, at::Tensor(), at::Tensor(), grad_src, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
