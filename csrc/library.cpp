@@ -50,10 +50,17 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1,"
         " bool? deterministic=None) -> Tensor",
         tags);
+  // In place into input (returns nothing: the Python wrapper returns input). Not differentiable.
+  m.def("index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1,"
+        " bool? deterministic=None) -> ()",
+        tags);
   // reduce: "sum", "mean" (integers round down), "amax", "amin" (NaN propagates); scatter_add is
   // scatter_reduce(..., "sum", include_self=True).
   m.def("scatter_reduce(Tensor input, int dim, Tensor index, Tensor src, str reduce=\"sum\", *,"
         " bool include_self=True, bool? deterministic=None) -> Tensor",
+        tags);
+  m.def("scatter_reduce_(Tensor(a!) input, int dim, Tensor index, Tensor src, str reduce=\"sum\", *,"
+        " bool include_self=True, bool? deterministic=None) -> ()",
         tags);
   // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
   m.def("_set_reduce_config(int blocks, int threads) -> ()");

@@ -119,7 +119,8 @@ def test_empty_and_small(device):
     out = gpuprim.index_add(zero_width, 0, torch.tensor([1, 1], device=device), torch.empty(2, 0, device=device))
     assert out.shape == (4, 0)
     vec = torch.arange(5.0, device=device)
-    out = gpuprim.index_add(vec, 0, torch.tensor([4, 0, 4], device=device), torch.tensor([1.0, 2.0, 3.0], device=device))
+    index, source = torch.tensor([4, 0, 4], device=device), torch.tensor([1.0, 2.0, 3.0], device=device)
+    out = gpuprim.index_add(vec, 0, index, source)
     assert torch.equal(out.cpu(), torch.tensor([2.0, 1.0, 2.0, 3.0, 8.0]))
     scalar = torch.tensor(1.5, device=device)
     out = gpuprim.index_add(scalar, 0, torch.tensor([0], device=device), torch.tensor([2.0], device=device))
@@ -267,3 +268,45 @@ def test_cuda_matches_cpu():
     with gpuprim.deterministic(True):
         cuda = gpuprim.index_add(input.cuda(), 1, index.cuda(), source.cuda())
     torch.testing.assert_close(cuda.cpu(), cpu, rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- in place
+def test_in_place(device):
+    input, index, source = case(device, torch.float32, 1, "duplicates")
+    expected = gpuprim.index_add(input, 1, index, source, alpha=2)
+    for deterministic in (True, False):
+        with gpuprim.deterministic(deterministic):
+            target = input.clone()
+            version = target._version
+            assert gpuprim.index_add_(target, 1, index, source, alpha=2) is target
+            assert target._version > version
+            torch.testing.assert_close(target, expected)
+            strided = input.transpose(0, 2).contiguous().transpose(0, 2)  # same values, not contiguous
+            gpuprim.index_add_(strided, 1, index, source, alpha=2)
+            torch.testing.assert_close(strided, expected)
+    # source aliasing input: computed from the values before the update, as torch's
+    x = torch.arange(6.0, device=device)
+    gpuprim.index_add_(x, 0, torch.tensor([5, 0, 1], device=device), x[:3])
+    assert torch.equal(x.cpu(), torch.tensor([1.0, 3.0, 2.0, 3.0, 4.0, 5.0]))
+
+
+def test_in_place_not_differentiable(device):
+    input = torch.zeros(4, 3, device=device)
+    source = torch.ones(2, 3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="not differentiable"):
+        gpuprim.index_add_(input.clone(), 0, torch.tensor([0, 1], device=device), source)
+    with torch.no_grad():
+        gpuprim.index_add_(input, 0, torch.tensor([0, 1], device=device), source)
+    assert input.sum().item() == 6.0
+
+
+def test_in_place_opcheck_and_compile(device):
+    input, index, source = case(device, torch.float32, 0, "uniform")
+    run_opcheck(torch.ops.gpuprim.index_add_.default, (input.clone(), 0, index, source), {"alpha": 3})
+
+    def fn(a, i, b):
+        c = a * 1
+        gpuprim.index_add_(c, 0, i, b)
+        return c
+
+    check_compiles(fn, input, index, source)

@@ -245,3 +245,36 @@ def test_cuda_no_sync_and_graph_capture(deterministic):
     with gpuprim.deterministic(deterministic):
         check_no_sync_and_graph_capture(lambda: gpuprim.scatter_add(input, 0, index, src))
         check_no_sync_and_graph_capture(lambda: gpuprim.scatter_reduce(input, 0, index, src, "mean"))
+
+
+# ---------------------------------------------------------------- in place
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+def test_in_place(device, reduce):
+    input, index, src = make_case(device, torch.float32, 1, "duplicates")
+    expected = gpuprim.scatter_reduce(input, 1, index, src, reduce, include_self=False)
+    for deterministic in (True, False):
+        with gpuprim.deterministic(deterministic):
+            target = input.clone()
+            version = target._version
+            assert gpuprim.scatter_reduce_(target, 1, index, src, reduce, include_self=False) is target
+            assert target._version > version
+            torch.testing.assert_close(target, expected)
+            strided = input.transpose(0, 2).contiguous().transpose(0, 2)
+            gpuprim.scatter_reduce_(strided, 1, index, src, reduce, include_self=False)
+            torch.testing.assert_close(strided, expected)
+    target = input.clone()
+    gpuprim.scatter_add_(target, 1, index, src)
+    torch.testing.assert_close(target, gpuprim.scatter_add(input, 1, index, src))
+
+
+def test_in_place_opcheck_and_compile(device):
+    input, index, src = make_case(device, torch.float32, 0, "uniform")
+    run_opcheck(torch.ops.gpuprim.scatter_reduce_.default, (input.clone(), 0, index, src, "amin"),
+                {"include_self": False})
+
+    def fn(a, i, b):
+        c = a * 1
+        gpuprim.scatter_reduce_(c, 0, i, b, "mean")
+        return c
+
+    check_compiles(fn, input, index, src)

@@ -16,7 +16,7 @@ void no_cuda_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::j
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
   for (const char* name : {"cumsum", "bincount", "segment_reduce", "segment_reduce_backward", "sort", "sum", "mean",
                            "compact", "run_length_encode",
-                           "index_add", "scatter_reduce"}) {
+                           "index_add", "index_add_", "scatter_reduce", "scatter_reduce_"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_cuda_kernel>());
   }
 }

@@ -238,13 +238,17 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const Key* __restrict
       Acc acc[Vec];
 #pragma unroll
       for (int v = 0; v < Vec; ++v) acc[v] = identity<Acc>(op);
-      if (active) {
+      if (active && column + Vec <= layout.inner) {
 #pragma unroll 4
         for (int64_t q = c + 1 + rt; q <= d; q += row_threads) {
-          const Acc* piece = base + (q * 2 + 0) * layout.inner + column;
-          for (int v = 0; v < Vec; ++v) {
-            if (column + v < layout.inner) acc[v] = combine(op, acc[v], piece[v]);
-          }
+          const Pack<Vec, Acc> piece = *reinterpret_cast<const Pack<Vec, Acc>*>(base + q * 2 * layout.inner + column);
+#pragma unroll
+          for (int v = 0; v < Vec; ++v) acc[v] = combine(op, acc[v], piece.items[v]);
+        }
+      } else if (active) {
+        for (int64_t q = c + 1 + rt; q <= d; q += row_threads) {
+          const Acc* piece = base + q * 2 * layout.inner + column;
+          for (int v = 0; v < Vec && column + v < layout.inner; ++v) acc[v] = combine(op, acc[v], piece[v]);
         }
       }
 #pragma unroll
@@ -285,7 +289,8 @@ __device__ __forceinline__ void atomic_add(int64_t* p, int64_t v) {
 }
 
 template <typename T, typename Index>
-__global__ void __launch_bounds__(kThreads) atomic_sum_kernel(const T* __restrict__ src, const Index* __restrict__ index,
+__global__ void __launch_bounds__(kThreads) atomic_sum_kernel(const T* __restrict__ src,
+                                                              const Index* __restrict__ index,
                                                               int64_t outer, int64_t items, int64_t rows,
                                                               int64_t inner, T scale, T* __restrict__ out) {
   const int64_t total = outer * items * inner;

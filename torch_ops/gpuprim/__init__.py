@@ -27,7 +27,14 @@ from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact, masked_select  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
 from gpuprim.histogram import histogram  # noqa: E402
-from gpuprim.index_add import index_add, scatter_add, scatter_reduce  # noqa: E402
+from gpuprim.index_add import (  # noqa: E402
+    index_add,
+    index_add_,
+    scatter_add,
+    scatter_add_,
+    scatter_reduce,
+    scatter_reduce_,
+)
 from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
@@ -43,13 +50,16 @@ __all__ = [
     "deterministic",
     "histogram",
     "index_add",
+    "index_add_",
     "is_deterministic",
     "is_validating",
     "masked_select",
     "mean",
     "run_length_encode",
     "scatter_add",
+    "scatter_add_",
     "scatter_reduce",
+    "scatter_reduce_",
     "segment_reduce",
     "set_deterministic",
     "set_validate",

@@ -87,6 +87,38 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return scatter_reduce(input, dim, index, src, "sum", include_self=True)
 
 
+def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Union[int, float] = 1) -> Tensor:
+    """In-place :func:`index_add` (like :meth:`torch.Tensor.index_add_`): adds into ``input`` and returns it.
+
+    Same arguments, values, out-of-range handling and determinism as :func:`index_add`; a contiguous ``input``
+    on CUDA is updated without a temporary copy. Not differentiable (an error if a gradient is needed).
+    """
+    if is_validating():
+        _validate_index("index_add", index, input.size(dim) if input.dim() > 0 else 1)
+    torch.ops.gpuprim.index_add_.default(input, dim, index, source, alpha=alpha, deterministic=is_deterministic())
+    return input
+
+
+def scatter_reduce_(
+    input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str = "sum", *, include_self: bool = True
+) -> Tensor:
+    """In-place :func:`scatter_reduce` (like :meth:`torch.Tensor.scatter_reduce_`): updates ``input``, returns it.
+
+    Same arguments, values, out-of-range handling and determinism as :func:`scatter_reduce`. Not differentiable.
+    """
+    if is_validating():
+        _validate_index("scatter_reduce", index, input.size(dim) if input.dim() > 0 else 1)
+    torch.ops.gpuprim.scatter_reduce_.default(
+        input, dim, index, src, reduce, include_self=include_self, deterministic=is_deterministic()
+    )
+    return input
+
+
+def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """In-place :func:`scatter_add`: ``scatter_reduce_(input, dim, index, src, "sum", include_self=True)``."""
+    return scatter_reduce_(input, dim, index, src, "sum", include_self=True)
+
+
 def _validate_index(op: str, index: Tensor, rows: int) -> None:
     if index.numel() == 0 or index.is_floating_point():
         return  # the op's own checks report dtype errors

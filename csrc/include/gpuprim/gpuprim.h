@@ -69,6 +69,12 @@ at::Tensor index_add(const at::Tensor& input, int64_t dim, const at::Tensor& ind
 at::Tensor scatter_reduce(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                           c10::string_view reduce = "sum", bool include_self = true,
                           std::optional<bool> deterministic = std::nullopt);
+// In-place variants (into input; not differentiable).
+void index_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                const at::Scalar& alpha = 1, std::optional<bool> deterministic = std::nullopt);
+void scatter_reduce_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                     c10::string_view reduce = "sum", bool include_self = true,
+                     std::optional<bool> deterministic = std::nullopt);
 // scatter_reduce(input, dim, index, src, "sum", true, deterministic).
 at::Tensor scatter_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                        std::optional<bool> deterministic = std::nullopt);

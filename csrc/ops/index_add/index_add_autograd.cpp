@@ -48,8 +48,24 @@ at::Tensor index_add_autograd(const at::Tensor& input, int64_t dim, const at::Te
   return IndexAddFunction::apply(input, dim, index, source, alpha, deterministic);
 }
 
+// The in-place variant is not differentiable: an immediate error if grad mode would need it; otherwise it
+// runs below autograd and bumps input's version counter (saved tensors then catch the mutation).
+void index_add_autograd_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                         const c10::Scalar& alpha, std::optional<bool> deterministic) {
+  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || source.requires_grad())),
+              "gpuprim.index_add_: the in-place variant is not differentiable; use gpuprim.index_add");
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    gpuprim::index_add_(const_cast<at::Tensor&>(input), dim, index, source, alpha, deterministic);
+  }
+  input.unsafeGetTensorImpl()->bump_version();
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) { m.impl("index_add", &index_add_autograd); }
+TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
+  m.impl("index_add", &index_add_autograd);
+  m.impl("index_add_", &index_add_autograd_);
+}
 
 }  // namespace gpuprim

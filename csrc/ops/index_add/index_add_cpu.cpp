@@ -130,8 +130,16 @@ at::Tensor index_add_cpu(const at::Tensor& input, int64_t dim, const at::Tensor&
   return out;
 }
 
+void index_add_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                    const c10::Scalar& alpha, std::optional<bool> deterministic) {
+  const_cast<at::Tensor&>(input).copy_(index_add_cpu(input, dim, index, source, alpha, deterministic));
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { m.impl("index_add", &index_add_cpu); }
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
+  m.impl("index_add", &index_add_cpu);
+  m.impl("index_add_", &index_add_cpu_);
+}
 
 }  // namespace gpuprim

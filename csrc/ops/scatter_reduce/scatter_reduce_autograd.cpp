@@ -92,8 +92,24 @@ at::Tensor scatter_reduce_autograd(const at::Tensor& input, int64_t dim, const a
   return ScatterReduceFunction::apply(input, dim, index, src, reduce, include_self, deterministic);
 }
 
+// The in-place variant is not differentiable: an immediate error if grad mode would need it; otherwise it
+// runs below autograd and bumps input's version counter.
+void scatter_reduce_autograd_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                              c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
+  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || src.requires_grad())),
+              "gpuprim.scatter_reduce_: the in-place variant is not differentiable; use gpuprim.scatter_reduce");
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    gpuprim::scatter_reduce_(const_cast<at::Tensor&>(input), dim, index, src, reduce, include_self, deterministic);
+  }
+  input.unsafeGetTensorImpl()->bump_version();
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) { m.impl("scatter_reduce", &scatter_reduce_autograd); }
+TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
+  m.impl("scatter_reduce", &scatter_reduce_autograd);
+  m.impl("scatter_reduce_", &scatter_reduce_autograd_);
+}
 
 }  // namespace gpuprim

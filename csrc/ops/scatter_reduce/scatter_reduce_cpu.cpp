@@ -91,8 +91,16 @@ at::Tensor scatter_reduce_cpu(const at::Tensor& input, int64_t dim, const at::Te
   return out;
 }
 
+void scatter_reduce_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                         c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
+  const_cast<at::Tensor&>(input).copy_(scatter_reduce_cpu(input, dim, index, src, reduce, include_self, deterministic));
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { m.impl("scatter_reduce", &scatter_reduce_cpu); }
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
+  m.impl("scatter_reduce", &scatter_reduce_cpu);
+  m.impl("scatter_reduce_", &scatter_reduce_cpu_);
+}
 
 }  // namespace gpuprim

@@ -12,8 +12,16 @@ at::Tensor scatter_reduce_meta(const at::Tensor& input, int64_t dim, const at::T
   return at::empty_symint(input.sym_sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
 }
 
+void scatter_reduce_meta_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                          c10::string_view reduce, bool /*include_self*/, std::optional<bool> /*deterministic*/) {
+  scatter_reduce_check(input, dim, index, src, reduce);
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Meta, m) { m.impl("scatter_reduce", &scatter_reduce_meta); }
+TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
+  m.impl("scatter_reduce", &scatter_reduce_meta);
+  m.impl("scatter_reduce_", &scatter_reduce_meta_);
+}
 
 }  // namespace gpuprim
