@@ -278,3 +278,21 @@ def test_in_place_opcheck_and_compile(device):
         return c
 
     check_compiles(fn, input, index, src)
+
+
+@pytest.mark.gpu
+def test_cuda_more_than_2_pow_32_destinations():
+    """input of 2^32 + 8 int8 elements (4 GiB): destinations need 64-bit sort keys (the wide path)."""
+    numel = (1 << 32) + 8
+    base = numel - 108
+    input = torch.zeros(numel, dtype=torch.int8, device="cuda")
+    g = torch.Generator(device="cuda").manual_seed(0)
+    index = torch.randint(base, numel, (1 << 20,), device="cuda", generator=g)
+    src = torch.randint(-3, 4, (1 << 20,), device="cuda", generator=g).to(torch.int8)
+    expected_tail = torch.zeros(108, dtype=torch.int64, device="cuda").index_add_(0, index - base, src.long())
+    for deterministic in (True, False):
+        with gpuprim.deterministic(deterministic):
+            out = gpuprim.scatter_add(input, 0, index, src)
+        assert torch.equal(out[base:], expected_tail.to(torch.int8)), f"det={deterministic}"
+        assert int(torch.count_nonzero(out[:base])) == 0
+        del out
