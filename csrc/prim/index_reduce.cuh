@@ -239,7 +239,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const Key* __restrict
 #pragma unroll
       for (int v = 0; v < Vec; ++v) acc[v] = identity<Acc>(op);
       if (active && column + Vec <= layout.inner) {
-#pragma unroll 4
+        // 8 independent piece loads in flight per thread: a hot row's pieces are folded by one block.
+#pragma unroll 8
         for (int64_t q = c + 1 + rt; q <= d; q += row_threads) {
           const Pack<Vec, Acc> piece = *reinterpret_cast<const Pack<Vec, Acc>*>(base + q * 2 * layout.inner + column);
 #pragma unroll
