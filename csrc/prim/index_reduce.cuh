@@ -239,9 +239,24 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const Key* __restrict
 #pragma unroll
       for (int v = 0; v < Vec; ++v) acc[v] = identity<Acc>(op);
       if (active && column + Vec <= layout.inner) {
-        // 8 independent piece loads in flight per thread: a hot row's pieces are folded by one block.
-#pragma unroll 8
-        for (int64_t q = c + 1 + rt; q <= d; q += row_threads) {
+        // kInFlight independent piece loads per thread before they are folded (in the same order as one by
+        // one): a hot row's pieces are all folded by this block, so it needs the memory parallelism.
+        constexpr int kInFlight = 8;
+        const int64_t stride = row_threads;
+        int64_t q = c + 1 + rt;
+        for (; q + (kInFlight - 1) * stride <= d; q += kInFlight * stride) {
+          Pack<Vec, Acc> pieces[kInFlight];
+#pragma unroll
+          for (int u = 0; u < kInFlight; ++u) {
+            pieces[u] = *reinterpret_cast<const Pack<Vec, Acc>*>(base + (q + u * stride) * 2 * layout.inner + column);
+          }
+#pragma unroll
+          for (int u = 0; u < kInFlight; ++u) {
+#pragma unroll
+            for (int v = 0; v < Vec; ++v) acc[v] = combine(op, acc[v], pieces[u].items[v]);
+          }
+        }
+        for (; q <= d; q += stride) {
           const Pack<Vec, Acc> piece = *reinterpret_cast<const Pack<Vec, Acc>*>(base + q * 2 * layout.inner + column);
 #pragma unroll
           for (int v = 0; v < Vec; ++v) acc[v] = combine(op, acc[v], piece.items[v]);
