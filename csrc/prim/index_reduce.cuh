@@ -139,6 +139,12 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(const T* __restrict__ s
       const Key k = keys[j];
       if (k >= invalid) break;  // sorted: only invalid items follow
       const int64_t run_begin = j;
+      // The destination row's current value, fetched now so that its latency overlaps the gathers (only this
+      // run ever writes the row; if the run turns out to be cut by the chunk's end the value goes unused).
+      Pack<Vec, T> self;
+      if (active && full_vec) {
+        self = *reinterpret_cast<const Pack<Vec, T>*>(out_slice + static_cast<int64_t>(k) * layout.inner);
+      }
       Acc acc[Vec];
 #pragma unroll
       for (int v = 0; v < Vec; ++v) acc[v] = identity<Acc>(op);
@@ -158,9 +164,16 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(const T* __restrict__ s
       const bool from_prev = run_begin == begin && continues_in;
       const bool to_next = j == end && end < n && keys[end] == k;
       if (!from_prev && !to_next) {
-        if (active) {
-          finalize_columns<T, Acc, Vec>(op, include_self, scale, j - run_begin, acc,
-                                        out_slice + static_cast<int64_t>(k) * layout.inner, column, layout.inner);
+        T* out_row = out_slice + static_cast<int64_t>(k) * layout.inner;
+        if (active && full_vec) {
+#pragma unroll
+          for (int v = 0; v < Vec; ++v) {
+            self.items[v] = convert<T>(
+                finalize<T>(op, include_self, convert<Acc>(self.items[v]), acc[v], j - run_begin, scale));
+          }
+          *reinterpret_cast<Pack<Vec, T>*>(out_row) = self;
+        } else if (active) {
+          finalize_columns<T, Acc, Vec>(op, include_self, scale, j - run_begin, acc, out_row, column, layout.inner);
         }
         continue;
       }
