@@ -105,6 +105,26 @@ TORCH_LIBRARY(gpuprim, m) {
         "Tensor max_indices, Tensor? per_sample_weights, str mode, int? padding_idx, bool include_last_offset, "
         "bool sparse) -> (Tensor grad_weight, Tensor rows, Tensor num_rows, Tensor grad_per_sample_weights)",
         tags);
+  // ---- index_add / scatter_reduce (issue 7): torch's semantics, out of place. Every destination row sums
+  // (reduces) its source rows in Acc (fp32 for fp16/bf16/fp32, fp64, int64 for integers), then is finalized
+  // once. deterministic (None: torch's flag) on CUDA: sorted destinations + segmented reduce, bitwise
+  // identical run to run; otherwise sums use atomics. Out-of-range indices: IndexError on the CPU; skipped
+  // on CUDA (gpuprim.set_validate raises). No host sync on CUDA.
+  m.def("index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1,"
+        " bool? deterministic=None) -> Tensor",
+        tags);
+  // In place into input (returns nothing: the Python wrapper returns input). Not differentiable.
+  m.def("index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1,"
+        " bool? deterministic=None) -> ()",
+        tags);
+  // reduce: "sum", "mean" (integers round down), "amax", "amin" (NaN propagates); scatter_add is
+  // scatter_reduce(..., "sum", include_self=True).
+  m.def("scatter_reduce(Tensor input, int dim, Tensor index, Tensor src, str reduce=\"sum\", *,"
+        " bool include_self=True, bool? deterministic=None) -> Tensor",
+        tags);
+  m.def("scatter_reduce_(Tensor(a!) input, int dim, Tensor index, Tensor src, str reduce=\"sum\", *,"
+        " bool include_self=True, bool? deterministic=None) -> ()",
+        tags);
   // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
   m.def("_set_reduce_config(int blocks, int threads) -> ()");
 }

@@ -177,4 +177,37 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
                  include_last_offset, sparse);
 }
 
+at::Tensor index_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                     const at::Scalar& alpha, std::optional<bool> deterministic) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, int64_t, const at::Tensor&, const at::Tensor&,
+                                            const at::Scalar&, std::optional<bool>)>("gpuprim::index_add");
+  return op.call(input, dim, index, source, alpha, deterministic);
+}
+
+at::Tensor scatter_reduce(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                          c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, int64_t, const at::Tensor&, const at::Tensor&,
+                                            c10::string_view, bool, std::optional<bool>)>("gpuprim::scatter_reduce");
+  return op.call(input, dim, index, src, reduce, include_self, deterministic);
+}
+
+void index_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                const at::Scalar& alpha, std::optional<bool> deterministic) {
+  static const auto op = find_op<void(const at::Tensor&, int64_t, const at::Tensor&, const at::Tensor&,
+                                      const at::Scalar&, std::optional<bool>)>("gpuprim::index_add_");
+  op.call(input, dim, index, source, alpha, deterministic);
+}
+
+void scatter_reduce_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                     c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
+  static const auto op = find_op<void(const at::Tensor&, int64_t, const at::Tensor&, const at::Tensor&,
+                                      c10::string_view, bool, std::optional<bool>)>("gpuprim::scatter_reduce_");
+  op.call(input, dim, index, src, reduce, include_self, deterministic);
+}
+
+at::Tensor scatter_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                       std::optional<bool> deterministic) {
+  return scatter_reduce(input, dim, index, src, "sum", /*include_self=*/true, deterministic);
+}
+
 }  // namespace gpuprim

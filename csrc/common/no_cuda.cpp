@@ -18,7 +18,8 @@ TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
                            "sort_pairs", "sum", "mean", "compact", "run_length_encode",
                            "moe_route_metadata", "moe_permute", "moe_unpermute", "moe_unpermute_backward",
                            "topk", "topk_backward", "topk_gating", "topk_gating_backward",
-                           "embedding_bag", "embedding_bag_backward"}) {
+                           "embedding_bag", "embedding_bag_backward",
+                           "index_add", "index_add_", "scatter_reduce", "scatter_reduce_"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_cuda_kernel>());
   }
 }

@@ -31,6 +31,14 @@ from gpuprim.histogram import histogram  # noqa: E402
 from gpuprim.moe_permute import moe_permute  # noqa: E402
 from gpuprim.moe_route import Routing, moe_route, moe_route_metadata  # noqa: E402
 from gpuprim.moe_unpermute import moe_unpermute  # noqa: E402
+from gpuprim.index_add import (  # noqa: E402
+    index_add,
+    index_add_,
+    scatter_add,
+    scatter_add_,
+    scatter_reduce,
+    scatter_reduce_,
+)
 from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
@@ -50,6 +58,8 @@ __all__ = [
     "deterministic",
     "embedding_bag",
     "histogram",
+    "index_add",
+    "index_add_",
     "is_deterministic",
     "is_validating",
     "masked_select",
@@ -61,6 +71,10 @@ __all__ = [
     "Routing",
     "nn",
     "run_length_encode",
+    "scatter_add",
+    "scatter_add_",
+    "scatter_reduce",
+    "scatter_reduce_",
     "segment_reduce",
     "set_deterministic",
     "set_validate",

@@ -120,4 +120,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
     const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
     bool include_last_offset, bool sparse);
 
+// ---- index_add / scatter_add / scatter_reduce (torch's semantics, out of place). deterministic = nullopt
+// follows at::globalContext().deterministicAlgorithms(); on CUDA it selects the sorted, bitwise
+// reproducible path (else sums use atomics). Differentiable as torch's (amax/amin: ties share the gradient).
+at::Tensor index_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                     const at::Scalar& alpha = 1, std::optional<bool> deterministic = std::nullopt);
+// reduce: "sum", "mean", "amax" or "amin".
+at::Tensor scatter_reduce(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                          c10::string_view reduce = "sum", bool include_self = true,
+                          std::optional<bool> deterministic = std::nullopt);
+// In-place variants (into input; not differentiable).
+void index_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                const at::Scalar& alpha = 1, std::optional<bool> deterministic = std::nullopt);
+void scatter_reduce_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                     c10::string_view reduce = "sum", bool include_self = true,
+                     std::optional<bool> deterministic = std::nullopt);
+// scatter_reduce(input, dim, index, src, "sum", true, deterministic).
+at::Tensor scatter_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                       std::optional<bool> deterministic = std::nullopt);
+
 }  // namespace gpuprim
