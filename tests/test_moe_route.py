@@ -485,7 +485,9 @@ def test_cuda_no_sync_and_graph_capture():
         permuted = gpuprim.moe_permute(hidden, routing)
         out = gpuprim.moe_unpermute(permuted * 2, routing, gates)
         grad_hidden, grad_gates = torch.autograd.grad(out.float().square().sum(), [hidden, gates])
-        return tuple(routing[2:]) + (permuted, out, grad_hidden, grad_gates)
+        # Detached: outputs that keep the graph alive would keep the leaves' AccumulateGrad nodes, made on the
+        # eager call's (legacy default) stream, into the captured backward.
+        return tuple(routing[2:]) + (permuted.detach(), out.detach(), grad_hidden, grad_gates)
 
     check_no_sync_and_graph_capture(lambda: run(None, "position"))
     check_no_sync_and_graph_capture(lambda: run(480, "score"))  # ~512 pairs per expert: drops
@@ -501,7 +503,7 @@ def test_cuda_moe_route_no_sync_and_graph_capture():
         routing = gpuprim.moe_route(logits, 8, capacity=200, pad_to=128, drop="score")
         out = gpuprim.moe_unpermute(gpuprim.moe_permute(hidden, routing), routing, routing.gates)
         grad_logits, grad_hidden = torch.autograd.grad(out.float().sum(), [logits, hidden])
-        return tuple(routing) + (out, grad_logits, grad_hidden)
+        return tuple(t.detach() for t in routing) + (out.detach(), grad_logits, grad_hidden)
 
     check_no_sync_and_graph_capture(run)
 
