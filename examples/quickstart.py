@@ -55,6 +55,28 @@ def cases(device: str):
                                 for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]), "equal")
     yield ("sum fp32 (exact)", lambda: gpuprim.sum(values), lambda: values.double().sum().float(), "close")
     yield ("mean rows", lambda: gpuprim.mean(rows, 1), lambda: rows.mean(1), "close")
+    mask = values > 0
+    yield ("compact (count)", lambda: gpuprim.compact(values, mask)[1], lambda: mask.sum().reshape(1), "equal")
+    runs = bins // 64
+    yield ("run_length_encode", lambda: gpuprim.run_length_encode(runs)[1][:4],
+           lambda: torch.unique_consecutive(runs, return_counts=True)[1][:4], "equal")
+    keys = bins.int()
+    yield ("sort_pairs int32", lambda: gpuprim.sort_pairs(keys, values)[1],
+           lambda: values[torch.sort(keys, stable=True)[1]], "equal")
+    # Distinct values (no ties), so torch.topk's indices are unique too.
+    logits = torch.randperm(256 * 4096, device=device, generator=g).float().reshape(256, 4096)
+    yield ("topk k=8", lambda: gpuprim.topk(logits, 8)[1], lambda: torch.topk(logits, 8)[1], "equal")
+    router = logits[:, :64]
+    yield ("topk_gating k=2", lambda: gpuprim.topk_gating(router / 1e5, 2)[0],
+           lambda: (lambda p: p / p.sum(1, keepdim=True))(torch.softmax(router / 1e5, 1).topk(2)[0]), "close")
+    table = torch.randn(10000, 64, device=device, generator=g)
+    ids = torch.randint(0, 10000, (4096 * 20,), device=device, generator=g)
+    bag_offsets = torch.arange(0, ids.numel(), 20, device=device)
+    yield ("embedding_bag sum", lambda: gpuprim.embedding_bag(table, ids, bag_offsets, mode="sum"),
+           lambda: torch.nn.functional.embedding_bag(ids, table, bag_offsets, mode="sum"), "close")
+    dest = torch.zeros(10000, 64, device=device)
+    yield ("index_add", lambda: gpuprim.index_add(dest, 0, ids[:4096], rows[:, :64].repeat(16, 1)),
+           lambda: dest.index_add(0, ids[:4096], rows[:, :64].repeat(16, 1)), "close")
 
 
 def main() -> None:
