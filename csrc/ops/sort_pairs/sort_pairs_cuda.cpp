@@ -1,6 +1,6 @@
-// CUDA glue of gpuprim::sort_pairs: 32/64-bit integer keys with 4- or 8-byte values, ascending,
-// and fewer than 2^31 pairs go straight to CUB's radix sort (no encode or decode pass: CUB's own speed); every other case
-// is the generic stable sort of the keys plus a gather of the values.
+// CUDA glue of gpuprim::sort_pairs: 32/64-bit integer keys with 4- or 8-byte value rows, ascending,
+// fewer than 2^31 pairs, go straight to CUB's radix sort (no encode or decode pass: CUB's own speed);
+// every other case is the generic stable sort of the keys plus a gather of the values.
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -17,7 +17,8 @@ std::tuple<at::Tensor, at::Tensor> sort_pairs_cuda(const at::Tensor& keys, const
   sort_pairs_check(keys, values, end_bit);
   const c10::cuda::CUDAGuard guard(keys.device());
   const auto key_type = keys.scalar_type();
-  const int64_t row_bytes = values.numel() == 0 ? 0 : int64_t(values.element_size()) * (values.numel() / values.size(0));
+  const int64_t row_bytes =
+      values.numel() == 0 ? 0 : int64_t(values.element_size()) * (values.numel() / values.size(0));
   const bool direct = !descending && (key_type == at::kInt || key_type == at::kLong) &&
                       (row_bytes == 4 || row_bytes == 8) && keys.numel() <= INT32_MAX;
   if (!direct) return sort_pairs_by_sort(keys, values, descending);
