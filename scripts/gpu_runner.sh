@@ -2,7 +2,7 @@
 # The GPU runner: on a CUDA machine where torch is installed and nothing can be downloaded,
 # build gpuprim, run the whole test suite with CUDA, run the benchmarks, and write logs, results
 # JSON and plots under OUT_DIR. One command: about 9 minutes on the 16-core H200 machine with every
-# op (build 1.5, tests 3.6, benchmarks ~3.6 minutes on 2026-11-29).
+# op (build 1.5, tests 3.6, benchmarks ~3 minutes on 2026-11-29).
 #
 #   bash scripts/gpu_runner.sh OUT_DIR
 #
