@@ -183,3 +183,18 @@ def test_validate_mode_raises_on_out_of_range(device):
 def test_weights_on_other_device_raise():
     with pytest.raises(ValueError, match="gpuprim.bincount: weights must be on the same device"):
         gpuprim.bincount(torch.tensor([0, 1], device="cuda"), 2, torch.ones(2))
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_more_than_2pow31_elements():
+    """64-bit sizes: 2^31 + 5 uint8 values (2 GiB), a few of them moved to other bins across the 2^31 mark."""
+    n = 2**31 + 5
+    x = torch.zeros(n, dtype=torch.uint8, device="cuda")
+    x[2**31 - 2:2**31 + 3] = 7
+    x[-1] = 255
+    counts, overflow = gpuprim.bincount(x, 256, return_overflow=True)
+    assert int(counts[0]) == n - 6 and int(counts[7]) == 5 and int(counts[255]) == 1
+    assert int(counts.sum()) == n and int(overflow) == 0
+    counts, overflow = gpuprim.bincount(x, 8, return_overflow=True)  # 255 is out of range: dropped
+    assert int(counts[7]) == 5 and int(overflow) == 1

@@ -131,3 +131,17 @@ def test_not_differentiable(device):
     counts = gpuprim.histogram(torch.rand(10, device=device), 4, 0.0, 1.0, w)
     with pytest.raises(RuntimeError):
         counts.sum().backward()
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_more_than_2pow31_elements():
+    """64-bit sizes in both binners: 2^31 + 5 uint8 values, integer (power-of-two width) and float64 bin math."""
+    n = 2**31 + 5
+    x = torch.zeros(n, dtype=torch.uint8, device="cuda")
+    x[2**31 - 2:2**31 + 3] = 100
+    x[-1] = 255
+    counts, overflow = gpuprim.histogram(x, 256, 0.0, 256.0, return_overflow=True)  # PowerOfTwoBins
+    assert int(counts[0]) == n - 6 and int(counts[100]) == 5 and int(counts[255]) == 1 and int(overflow) == 0
+    counts, overflow = gpuprim.histogram(x, 10, 0.0, 250.0, return_overflow=True)  # EvenBins; 255 dropped
+    assert int(counts[0]) == n - 6 and int(counts[4]) == 5 and int(overflow) == 1
