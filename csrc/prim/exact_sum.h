@@ -28,11 +28,8 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define GPUPRIM_HD __host__ __device__ __forceinline__
-#else
-#define GPUPRIM_HD inline
-#endif
+#include "common/host_device.h"
+
 #if defined(__CUDA_ARCH__)
 #define GPUPRIM_UNROLL _Pragma("unroll")
 #else

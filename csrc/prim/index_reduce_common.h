@@ -8,11 +8,8 @@
 #include <limits>
 #include <type_traits>
 
-#if defined(__CUDACC__)
-#define GPUPRIM_HD __host__ __device__ __forceinline__
-#else
-#define GPUPRIM_HD inline
-#endif
+#include "common/host_device.h"
+
 
 namespace gpuprim {
 

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "common/torch_order.h"
 #include "common/torch_utils.h"
 #include "ops/sort/sort.h"
 
@@ -21,19 +22,6 @@ int64_t sort_check(const at::Tensor& x, int64_t dim) {
 
 namespace {
 
-// The order gpuprim::sort defines (torch.sort's): NaN above every number, -0.0 equal to +0.0.
-template <typename T>
-bool ascending_less(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return a < b;
-  } else {
-    const double x = static_cast<double>(a), y = static_cast<double>(b);
-    if (std::isnan(x)) return false;
-    if (std::isnan(y)) return true;
-    return x < y;  // -0.0 < +0.0 is false both ways: equal, so stability keeps their order
-  }
-}
-
 template <typename T>
 void sort_rows(const T* in, T* values, int64_t* indices, int64_t rows, int64_t n, bool descending) {
   at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
@@ -43,7 +31,7 @@ void sort_rows(const T* in, T* values, int64_t* indices, int64_t rows, int64_t n
       std::iota(order.begin(), order.end(), int64_t(0));
       // Stable: equal elements keep their input order, in both directions.
       std::stable_sort(order.begin(), order.end(), [x, descending](int64_t i, int64_t j) {
-        return descending ? ascending_less(x[j], x[i]) : ascending_less(x[i], x[j]);
+        return descending ? torch_order_less(x[j], x[i]) : torch_order_less(x[i], x[j]);
       });
       for (int64_t k = 0; k < n; ++k) {
         values[row * n + k] = x[order[k]];

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/torch_order.h"
 #include "common/torch_utils.h"
 #include "ops/topk/topk.h"
 
@@ -34,19 +35,6 @@ std::vector<c10::SymInt> topk_out_sizes(const at::Tensor& x, const c10::SymInt& 
 
 namespace {
 
-// torch's order: NaN above every number, -0.0 equal to +0.0.
-template <typename T>
-bool less_than(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return a < b;
-  } else {
-    const double x = static_cast<double>(a), y = static_cast<double>(b);
-    if (std::isnan(x)) return false;
-    if (std::isnan(y)) return true;
-    return x < y;
-  }
-}
-
 template <typename T>
 void topk_rows_cpu(const T* in, T* values, int64_t* indices, int64_t rows, int64_t n, int64_t k, bool largest) {
   at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
@@ -56,8 +44,8 @@ void topk_rows_cpu(const T* in, T* values, int64_t* indices, int64_t rows, int64
       std::iota(order.begin(), order.end(), int64_t(0));
       // `better` is a strict total order (ties broken by position), so the top k and their order are unique.
       const auto better = [x, largest](int64_t i, int64_t j) {
-        const bool before = largest ? less_than(x[j], x[i]) : less_than(x[i], x[j]);
-        const bool after = largest ? less_than(x[i], x[j]) : less_than(x[j], x[i]);
+        const bool before = largest ? torch_order_less(x[j], x[i]) : torch_order_less(x[i], x[j]);
+        const bool after = largest ? torch_order_less(x[i], x[j]) : torch_order_less(x[j], x[i]);
         return before || (!after && i < j);
       };
       std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
