@@ -23,6 +23,7 @@
 #include "common/cuda_check.h"
 #include "common/workspace.h"
 #include "prim/index_reduce_common.h"
+#include "prim/radix_sort.cuh"
 #include "prim/types.cuh"
 
 namespace gpuprim {
@@ -343,12 +344,6 @@ __global__ void __launch_bounds__(kThreads) atomic_sum_kernel(const T* __restric
 }
 
 // ---------------------------------------------------------------- host side
-// Stable sort of (destination key, item position) pairs by the key bits [0, end_bit): defined in
-// ops/index_add/index_add_radix_cuda.cu (CUB compiled once). Returns which buffer (0/1) holds the result.
-int sort_destinations(uint32_t* keys[2], int32_t* positions[2], int64_t n, int end_bit, Workspace& workspace,
-                      cudaStream_t stream);
-int sort_destinations(uint64_t* keys[2], int64_t* positions[2], int64_t n, int end_bit, Workspace& workspace,
-                      cudaStream_t stream);
 
 inline unsigned grid_for(int64_t work, int64_t per_block, int64_t cap = int64_t(1) << 22) {
   int64_t blocks = (work + per_block - 1) / per_block;
@@ -376,7 +371,8 @@ SortedIndex<Key, Pos> sort_index(const Index* index, int64_t items, int64_t rows
                                                                                         positions[0]);
   GPUPRIM_LAUNCH_CHECK();
   const int end_bit = bits_for(static_cast<uint64_t>(rows) + 1);  // keys lie in [0, rows]
-  const int which = sort_destinations(keys, positions, items, end_bit, workspace, stream);
+  // Stable (destination key, item position) sort on the key bits [0, end_bit) (common/radix_sort_cuda.cu).
+  const int which = radix_sort::sort_pairs(keys, positions, items, end_bit, workspace, stream);
   return {keys[which], positions[which]};
 }
 

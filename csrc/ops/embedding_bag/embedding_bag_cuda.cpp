@@ -1,5 +1,5 @@
 // CUDA glue of gpuprim::embedding_bag and its backward: checks, outputs, stream and workspace; kernels in
-// embedding_bag_cuda.cu (and the radix sort in embedding_bag_sort_cuda.cu).
+// embedding_bag_cuda.cu (its radix sorts: prim/radix_sort.cuh).
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 

@@ -31,6 +31,7 @@
 #include "common/device_info.h"
 #include "ops/embedding_bag/embedding_bag_launch.h"
 #include "prim/cub.cuh"
+#include "prim/radix_sort.cuh"
 #include "prim/types.cuh"
 
 namespace gpuprim {
@@ -557,7 +558,7 @@ void backward_sum(const T* grad, const T* weight, const I* indices, const int64_
                                                                            bag_of);
   GPUPRIM_LAUNCH_CHECK();
   const int end_bit = bits_for(uint64_t(s.num_weights));  // the sentinel num_weights is the largest key
-  const int sorted = embedding_bag_sort_pairs(keys, values, n, end_bit, workspace, stream);
+  const int sorted = radix_sort::sort_pairs(keys, values, n, end_bit, workspace, stream);
   ReduceArgs<T, K, V> a{};
   a.src = grad;
   a.width = s.dim;
@@ -582,7 +583,7 @@ void backward_max(const T* grad, const int64_t* max_indices, const EmbeddingBagS
   prep_max_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(max_indices, s, keys[0], values[0]);
   GPUPRIM_LAUNCH_CHECK();
   const K sentinel = static_cast<K>(s.num_weights * s.dim);
-  const int sorted = embedding_bag_sort_pairs(keys, values, n, bits_for(uint64_t(sentinel)), workspace, stream);
+  const int sorted = radix_sort::sort_pairs(keys, values, n, bits_for(uint64_t(sentinel)), workspace, stream);
   ReduceArgs<T, K, V> a{};
   a.src = grad;
   a.width = 1;

@@ -46,11 +46,4 @@ void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DT
                                         void* grad_weight, int64_t* rows, int64_t* num_rows,
                                         void* grad_per_sample_weights, Workspace& workspace, cudaStream_t stream);
 
-// Stable radix sort of (key, value) pairs by key bits [0, end_bit) (embedding_bag_sort_cuda.cu: CUB is compiled
-// there only). keys[0]/values[0] hold the input, [1] is scratch; returns which buffer holds the result.
-int embedding_bag_sort_pairs(uint32_t* keys[2], int32_t* values[2], int64_t n, int end_bit, Workspace& workspace,
-                             cudaStream_t stream);
-int embedding_bag_sort_pairs(uint64_t* keys[2], int64_t* values[2], int64_t n, int end_bit, Workspace& workspace,
-                             cudaStream_t stream);
-
 }  // namespace gpuprim
