@@ -317,6 +317,32 @@ def test_cuda_radix_paths_with_ties():
 
 
 @pytest.mark.gpu
+def test_cuda_filter_path_hard_inputs():
+    """The one-read threshold filter (16/32-bit keys, k <= 1024): inputs where every element beats
+    the running threshold (ascending rows: a buffer compaction every tile), ties across chunk
+    borders, rows that start off a 16-byte boundary, and enough chunks for several levels."""
+    g = torch.Generator().manual_seed(9)
+    ascending = torch.arange(60_000, dtype=torch.float32).repeat(3, 1)
+    steps = torch.randint(0, 4, (2, 300_007), generator=g).to(torch.bfloat16)  # ties everywhere
+    for x, ks in ((ascending, (1, 64, 1024)), (ascending.flip(1), (64, 1000)), (steps, (1, 50, 1024)),
+                  (ascending.half(), (100,)), (ascending.int(), (512,))):
+        for k in ks:
+            for largest in (True, False):
+                _cuda_vs_cpu(x, k, -1, largest)
+    misaligned = torch.empty(5 * 33_335 + 1, device="cuda")[1:].view(5, 33_335)  # data_ptr % 16 == 4
+    misaligned.copy_(torch.randn(5, 33_335, generator=g))
+    assert misaligned.is_contiguous() and misaligned.data_ptr() % 16 != 0
+    for k in (1, 7, 333):
+        for largest in (True, False):
+            values, indices = check_topk(misaligned, k, -1, largest)
+            cpu_values, cpu_indices = gpuprim.topk(misaligned.cpu(), k, -1, largest)
+            assert torch.equal(indices.cpu(), cpu_indices) and torch.equal(values.cpu(), cpu_values)
+    one_row = torch.randn(1, 3_000_017, generator=g)  # level 0 chunks, then levels over candidates
+    for k in (1, 100, 1024):
+        _cuda_vs_cpu(one_row, k, -1, True)
+
+
+@pytest.mark.gpu
 def test_cuda_large_against_torch():
     g = torch.Generator(device="cuda").manual_seed(1)
     x = torch.randn(64, 128_256, device="cuda", generator=g)
@@ -347,3 +373,8 @@ def test_more_than_2pow31_elements():
     assert indices.tolist() == [[n - 5, n - 3, n - 1, n - 2]]
     values, indices = gpuprim.topk(x, 2, largest=False)
     assert values.tolist() == [[0, 0]] and indices.tolist() == [[0, 1]]
+    del x
+    y = torch.zeros(1, n, dtype=torch.float16, device="cuda")  # the filter path: positions past 2^31
+    y[0, -3:] = torch.tensor([1.0, 2.0, 1.0], dtype=torch.float16, device="cuda")
+    values, indices = gpuprim.topk(y, 3)
+    assert values.tolist() == [[2.0, 1.0, 1.0]] and indices.tolist() == [[n - 2, n - 3, n - 1]]

@@ -3,6 +3,9 @@
 // (worst when !largest), -0.0 equal to +0.0; among equal keys the lower position wins. Paths:
 //   rows of <= 512 elements, k <= 64: one warp per row (many rows per block), the row in registers,
 //     k rounds of a warp-wide (key, position) argmax; only the winner's lane rescans its items.
+//   16- and 32-bit keys, k <= 1024, rows < 2^32 - 1 elements: the threshold filter, one read of the
+//     row (topk_filter_cuda.cu). The paths below serve the other cases (8- and 64-bit keys, larger
+//     k, longer rows).
 //   k = 1 (longer rows): a block-wide argmax per row (or per slice, then over the slices' winners).
 //   few long rows (rows <= sm_count / 2, n >= 2^14): several blocks per row, one launch per step
 //     of the radix select below (histograms added across blocks with integer atomics: exact).
@@ -23,6 +26,7 @@
 
 #include "common/cuda_check.h"
 #include "common/device_info.h"
+#include "ops/topk/topk_filter.h"
 #include "ops/topk/topk_launch.h"
 #include "prim/cub.cuh"
 #include "prim/radix_sort.cuh"
@@ -781,6 +785,12 @@ bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_
       launch_warp_topk<Bits, 16>(in, rows, n, k, codec, out, indices, stream);
     }
     return true;
+  }
+  if constexpr (sizeof(Bits) == 2 || sizeof(Bits) == 4) {  // one read of the row (topk_filter_cuda.cu)
+    if (filter_topk_applies(n, k, sizeof(Bits))) {
+      filter_topk(in, rows, n, k, codec, out, indices, workspace, stream);
+      return true;
+    }
   }
   const bool multi_block = n >= kMultiMinRow && rows * kMultiMaxRowsPerSm <= current_device_info().sm_count;
   if (k == 1) {

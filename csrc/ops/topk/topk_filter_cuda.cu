@@ -1,0 +1,404 @@
+// Threshold-filter top-k: each row is read once. Every element becomes a 64-bit candidate
+// (order-preserving key << 32 | ~position): a larger candidate is the better element, equal keys
+// rank by lower position, and no two candidates are equal, so "the top k" is one set in one order.
+// A block streams its range with 16-byte loads (two tiles in flight) and appends to a shared-memory
+// buffer only the candidates at or above its bound — 0 at first, then a lower bound of the k-th
+// best kept so far — so after the first tiles almost nothing is appended on typical data. When
+// k + half a tile are waiting, a radix select (keep_best) keeps exactly the best k and raises the
+// bound. At the end a bitonic sort of the k gives the final order. Every dropped candidate is
+// beaten by k kept ones: the result is exact.
+//
+// Few rows (less than one per resident block): each row is cut into chunks, one block each, that
+// write their best k candidates to a workspace; the next launch filters those the same way (a
+// candidate carries its position), until one block per row remains. Workspace: rows x chunks x k
+// candidates, chunks <= resident blocks / rows, so O(rows x k + resident blocks x k).
+// Deterministic: the output is a function of the input (the appends' order never matters: sorted).
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+
+#include "common/cuda_check.h"
+#include "common/device_info.h"
+#include "ops/topk/topk_filter.h"
+
+namespace gpuprim {
+namespace {
+
+using radix_sort::KeyCodec;
+using Candidate = unsigned long long;
+
+constexpr int kThreads = 256;
+constexpr int kWarp = 32;
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr int kTileElements = 2048;    // elements a block filters between two looks at its buffer
+constexpr int kBufferCapacity = 4096;  // candidates in shared memory; a power of two (bitonic sort)
+static_assert(kBufferCapacity >= kFilterMaxK + kTileElements, "a tile must fit after a compaction");
+constexpr int kRadixBins = 256, kRadixBits = 8;  // keep_best's digits
+constexpr int64_t kMinChunk = 2 * kTileElements;  // and >= 8 k: a chunk must do more than sort
+
+// Positions are < 2^32 - 1 (filter_topk_applies), so every candidate is > 0: 0 pads the buffer.
+template <typename Key>
+__device__ __forceinline__ Candidate make_candidate(Key key, int64_t position) {
+  return (Candidate(key) << 32) | Candidate(~uint32_t(position));
+}
+__device__ __forceinline__ int64_t candidate_position(Candidate c) { return int64_t(~uint32_t(c)); }
+
+// Raw input: elements are the row's bits (encoded to keys here), candidates are made here.
+template <typename Bits>
+struct RawInput {
+  using Element = Bits;
+  KeyCodec<Bits> codec;
+  __device__ __forceinline__ Candidate operator()(Bits bits, int64_t position) const {
+    return make_candidate(codec.encode(bits), position);
+  }
+};
+// A previous launch's output: elements are candidates already.
+struct CandidateInput {
+  using Element = Candidate;
+  __device__ __forceinline__ Candidate operator()(Candidate c, int64_t) const { return c; }
+};
+
+struct FilterShared {
+  Candidate buffer[kBufferCapacity];
+  Candidate kept[kFilterMaxK];  // keep_best's output before it moves back to the buffer's front
+  int histogram[kRadixBins];
+  // Appends of tile t count in added[t % 3]: read by all after the tile's barrier and reset by
+  // thread 0 two tiles later, after a barrier that every reader passed (no barrier of its own).
+  int added[3];
+  Candidate bound;  // keep_best: the prefix chosen so far, then the lowest kept candidate's bound
+  int remaining, bin_count;
+  Candidate or_all, and_all;
+};
+
+// Appends c (when want) to `to` after `count` (one shared atomic per warp, on *added).
+__device__ __forceinline__ void offer(Candidate* to, int* added, int count, Candidate c, bool want) {
+  const unsigned wanting = __ballot_sync(kFullMask, want);
+  if (wanting == 0) return;
+  const int lane = int(threadIdx.x) % kWarp;
+  const int leader = __ffs(wanting) - 1;
+  int base = 0;
+  if (lane == leader) base = atomicAdd(added, __popc(wanting));
+  base = __shfl_sync(kFullMask, base, leader);
+  if (want) to[count + base + __popc(wanting & ((1u << lane) - 1u))] = c;
+}
+
+// Keeps exactly the best k of the buffer's first count (> k) candidates, at its front in any
+// order, and returns a bound B with: kept candidates >= B > every dropped one. Radix select over
+// the bits below the candidates' common prefix, 8 bits a pass (only the candidates still tied
+// with the chosen prefix count), stopping once the chosen bin is taken whole. All threads call it
+// with the same arguments after a barrier; it ends with one.
+__device__ Candidate keep_best(FilterShared& s, int count, int k) {
+  const int lane = int(threadIdx.x) % kWarp;
+  Candidate any_or = 0, any_and = ~Candidate(0);
+  for (int i = int(threadIdx.x); i < count; i += kThreads) {
+    any_or |= s.buffer[i];
+    any_and &= s.buffer[i];
+  }
+  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+    any_or |= __shfl_xor_sync(kFullMask, any_or, offset);
+    any_and &= __shfl_xor_sync(kFullMask, any_and, offset);
+  }
+  if (threadIdx.x == 0) {
+    s.or_all = 0;
+    s.and_all = ~Candidate(0);
+    s.bound = 0;
+    s.remaining = k;
+  }
+  __syncthreads();
+  if (lane == 0) {
+    atomicOr(&s.or_all, any_or);
+    atomicAnd(&s.and_all, any_and);
+  }
+  __syncthreads();
+  // Candidates are distinct and count > 1: they differ in some bit; bits above the highest are common.
+  int hi = 64 - __clzll(s.or_all ^ s.and_all);  // window [lo, hi)
+  Candidate prefix = hi == 64 ? 0 : (s.or_all >> hi) << hi;
+  while (true) {  // uniform: every decision below is read from shared memory after a barrier
+    const int lo = hi > kRadixBits ? hi - kRadixBits : 0;
+    const Candidate digit_mask = (Candidate(1) << (hi - lo)) - 1;
+    for (int b = int(threadIdx.x); b < kRadixBins; b += kThreads) s.histogram[b] = 0;
+    __syncthreads();
+    for (int i = int(threadIdx.x); i < count; i += kThreads) {
+      const Candidate c = s.buffer[i];
+      if (hi == 64 || (c >> hi) == (prefix >> hi)) atomicAdd(&s.histogram[int((c >> lo) & digit_mask)], 1);
+    }
+    __syncthreads();
+    if (threadIdx.x < kWarp) {  // warp 0: the bin holding the remaining-th best, from the top
+      constexpr int kPerLane = kRadixBins / kWarp;
+      const int remaining = s.remaining;  // > 0
+      int lane_total = 0;
+      for (int j = 0; j < kPerLane; ++j) lane_total += s.histogram[lane * kPerLane + j];
+      int running = lane_total;  // inclusive suffix sum over the lanes (higher lanes: higher bins)
+      for (int offset = 1; offset < kWarp; offset *= 2) {
+        const int other = __shfl_down_sync(kFullMask, running, offset);
+        if (lane + offset < kWarp) running += other;
+      }
+      const int above = running - lane_total;  // in higher bins
+      if (above < remaining && remaining <= above + lane_total) {
+        int taken = above;
+        for (int j = kPerLane - 1; j >= 0; --j) {
+          const int bin = lane * kPerLane + j;
+          const int in_bin = s.histogram[bin];
+          if (taken + in_bin >= remaining) {
+            s.bound = prefix | (Candidate(bin) << lo);
+            s.remaining = remaining - taken;
+            s.bin_count = in_bin;
+            break;
+          }
+          taken += in_bin;
+        }
+      }
+    }
+    __syncthreads();
+    prefix = s.bound;
+    if (s.bin_count == s.remaining || lo == 0) break;  // the chosen bin is kept whole
+    hi = lo;  // (two barriers pass before warp 0 writes s.remaining / s.bin_count again)
+  }
+  // Keep the candidates >= prefix (exactly k of them), through `kept`, back to the front.
+  if (threadIdx.x == 0) s.added[0] = 0;  // the caller's tile counters are idle here (see below)
+  __syncthreads();
+  for (int base = 0; base < count; base += kThreads) {  // uniform trip count: offer is warp-wide
+    const int i = base + int(threadIdx.x);
+    const Candidate c = i < count ? s.buffer[i] : 0;
+    offer(s.kept, &s.added[0], 0, c, i < count && c >= prefix);
+  }
+  __syncthreads();
+  for (int i = int(threadIdx.x); i < k; i += kThreads) s.buffer[i] = s.kept[i];
+  __syncthreads();
+  return prefix;
+}
+
+// Sorts the buffer's first `count` candidates in descending order (pads to a power of two with
+// 0s). Every thread calls it with the same count, after a barrier; it ends with one.
+__device__ void sort_buffer(FilterShared& s, int count) {
+  int size = 2;
+  while (size < count) size <<= 1;
+  for (int i = count + int(threadIdx.x); i < size; i += kThreads) s.buffer[i] = 0;
+  __syncthreads();
+  for (int width = 2; width <= size; width <<= 1) {
+    for (int stride = width >> 1; stride > 0; stride >>= 1) {
+      for (int t = int(threadIdx.x); t < size / 2; t += kThreads) {
+        const int lo = 2 * t - (t & (stride - 1));  // t with a 0 bit inserted at `stride`
+        const int hi = lo + stride;
+        const bool descending = (lo & width) == 0;  // the last merge (width == size) is descending
+        const Candidate a = s.buffer[lo], b = s.buffer[hi];
+        if ((a < b) == descending) {
+          s.buffer[lo] = b;
+          s.buffer[hi] = a;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// Loads tile `first` (kLoads vectors a thread, zeros past the end).
+template <int kLoads>
+__device__ __forceinline__ void load_tile(uint4 (&tile)[kLoads], const uint4* __restrict__ body, int64_t vectors,
+                                          int64_t first) {
+#pragma unroll
+  for (int j = 0; j < kLoads; ++j) {
+    const int64_t v = first + int64_t(j) * kThreads + threadIdx.x;
+    tile[j] = v < vectors ? __ldcs(body + v) : make_uint4(0, 0, 0, 0);  // read once: don't keep in L2
+  }
+}
+
+// Filters positions [begin, end) of one row (`in` = its first element) into the buffer and leaves
+// the best min(k, end - begin) candidates sorted at its front; returns how many.
+template <typename Input>
+__device__ int filter_range(FilterShared& s, Input input, const typename Input::Element* __restrict__ in,
+                            int64_t begin, int64_t end, int k) {
+  using Element = typename Input::Element;
+  constexpr int kVector = 16 / int(sizeof(Element));           // elements per 16-byte load
+  constexpr int kLoads = kTileElements / (kThreads * kVector);  // loads per thread per tile
+  constexpr int64_t kTileVectors = int64_t(kLoads) * kThreads;
+  static_assert(kLoads >= 1 && kLoads * kThreads * kVector == kTileElements, "tile shape");
+  // Elements before the first 16-byte boundary and after the last whole vector: < kVector each.
+  const auto address = reinterpret_cast<uintptr_t>(in + begin);  // a multiple of sizeof(Element)
+  const int64_t head = std::min<int64_t>(int64_t((16 - (address & 15)) & 15) / int64_t(sizeof(Element)), end - begin);
+  const int64_t body_begin = begin + head;
+  const int64_t vectors = (end - body_begin) / kVector;
+  const int64_t body_end = body_begin + vectors * kVector;
+  const int64_t loose = head + (end - body_end);  // < 2 * kVector <= kThreads
+  const uint4* body = reinterpret_cast<const uint4*>(in + body_begin);
+  // Two tiles in flight while one is filtered (bytes in flight hide the memory latency).
+  uint4 next[kLoads], later[kLoads];
+  load_tile(next, body, vectors, 0);
+  load_tile(later, body, vectors, kTileVectors);
+
+  if (threadIdx.x == 0) s.added[0] = s.added[1] = 0;
+  __syncthreads();
+  int count = 0;
+  Candidate threshold = 0;  // admit candidates > threshold; 0: all (every candidate is > 0)
+  // Tile 0: the loose elements.
+  {
+    const int64_t t = int64_t(threadIdx.x);
+    bool want = false;
+    Candidate c = 0;
+    if (t < loose) {
+      const int64_t position = t < head ? begin + t : body_end + (t - head);
+      c = input(in[position], position);
+      want = c > threshold;  // every real candidate, not a previous level's 0 padding
+    }
+    offer(s.buffer, &s.added[0], count, c, want);
+  }
+  __syncthreads();
+  count += s.added[0];
+
+  int tile = 0;
+  for (int64_t first = 0; first < vectors; first += kTileVectors) {  // uniform
+    ++tile;
+    const int slot = tile % 3;
+    if (threadIdx.x == 0) s.added[(tile + 1) % 3] = 0;
+    uint4 current[kLoads];
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      current[j] = next[j];
+      next[j] = later[j];
+    }
+    load_tile(later, body, vectors, first + 2 * kTileVectors);
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      const int64_t v = first + int64_t(j) * kThreads + threadIdx.x;
+      const Element* elements = reinterpret_cast<const Element*>(&current[j]);
+      Candidate c[kVector];
+      bool want[kVector];
+      bool any = false;
+#pragma unroll
+      for (int e = 0; e < kVector; ++e) {
+        c[e] = input(elements[e], body_begin + v * kVector + e);
+        want[e] = v < vectors && c[e] > threshold;
+        any |= want[e];
+      }
+      if (__any_sync(kFullMask, any)) {
+#pragma unroll
+        for (int e = 0; e < kVector; ++e) offer(s.buffer, &s.added[slot], count, c[e], want[e]);
+      }
+    }
+    __syncthreads();
+    count += s.added[slot];
+    // Room for the next tile; and a tighter threshold once k + half a tile are waiting (uniform).
+    if (count > kBufferCapacity - kTileElements || count >= k + kTileElements / 2) {
+      // keep_best uses added[0] as its own counter: tile counters are re-zeroed before reuse
+      // (added[(tile + 1) % 3] by the next tile; added[0] is zeroed below when it is next).
+      const Candidate bound = keep_best(s, count, k);
+      count = k;
+      threshold = std::max(threshold, bound > 0 ? bound - 1 : 0);  // admit candidates >= bound
+      if (threadIdx.x == 0) s.added[(tile + 1) % 3] = 0;  // keep_best may have used it (slot 0)
+      __syncthreads();
+    }
+  }
+  if (count > k) {
+    keep_best(s, count, k);
+    count = k;
+  }
+  sort_buffer(s, count);
+  return count;
+}
+
+// One block per (row, chunk) item: chunk c of a row covers [c * chunk_length, ...) of its
+// row_length elements. With `candidates` set, an item writes its best k (0-padded) to
+// candidates[item * k ...]; otherwise (one chunk per row) the row's top k to values / indices,
+// reading the values from x (positions are those of x's rows of n).
+template <typename Bits, typename Input>
+__global__ void __launch_bounds__(kThreads, 4)
+    filter_topk_kernel(Input input, const typename Input::Element* __restrict__ in, int64_t rows, int64_t row_length,
+                       int64_t chunks, int64_t chunk_length, int k, Candidate* __restrict__ candidates,
+                       const Bits* __restrict__ x, int64_t n, Bits* __restrict__ values,
+                       int64_t* __restrict__ indices) {
+  __shared__ FilterShared s;
+  for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
+    const int64_t row = item / chunks, chunk = item % chunks;
+    const int64_t begin = chunk * chunk_length;
+    const int64_t end = std::min(row_length, begin + chunk_length);
+    const int kept = filter_range(s, input, in + row * row_length, begin, end, k);
+    if (candidates != nullptr) {
+      for (int i = int(threadIdx.x); i < k; i += kThreads) candidates[item * k + i] = i < kept ? s.buffer[i] : 0;
+    } else {
+      for (int i = int(threadIdx.x); i < kept; i += kThreads) {  // kept == k: the row has >= k elements
+        const int64_t position = candidate_position(s.buffer[i]);
+        values[row * k + i] = x[row * n + position];
+        indices[row * k + i] = position;
+      }
+    }
+    __syncthreads();  // the buffer is reused
+  }
+}
+
+// Chunks per row: enough items to fill the GPU (one wave) when rows are few, each chunk >= kMinChunk and
+// >= 8 k elements (a multiple of 8 elements, so aligned rows give aligned chunks).
+std::pair<int64_t, int64_t> plan_chunks(int64_t rows, int64_t row_length, int64_t k, int64_t resident_blocks) {
+  const int64_t min_chunk = std::max<int64_t>(kMinChunk, 8 * k);
+  const int64_t by_occupancy = resident_blocks / rows;  // rounded down: one wave, not one and a bit
+  const int64_t chunks = std::max<int64_t>(1, std::min(by_occupancy, row_length / min_chunk));
+  if (chunks == 1) return {1, row_length};
+  const int64_t chunk_length = ((row_length + chunks - 1) / chunks + 7) / 8 * 8;
+  return {(row_length + chunk_length - 1) / chunk_length, chunk_length};
+}
+
+template <typename Bits, typename Input>
+void launch_level(Input input, const typename Input::Element* in, int64_t rows, int64_t row_length, int64_t chunks,
+                  int64_t chunk_length, int64_t k, Candidate* candidates, const Bits* x, int64_t n, Bits* values,
+                  int64_t* indices, int64_t resident_blocks, cudaStream_t stream) {
+  const int64_t items = rows * chunks;
+  const auto grid = static_cast<unsigned>(std::min<int64_t>(items, std::max<int64_t>(resident_blocks, 1) * 8));
+  filter_topk_kernel<Bits, Input><<<grid, kThreads, 0, stream>>>(input, in, rows, row_length, chunks, chunk_length,
+                                                                  int(k), candidates, x, n, values, indices);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
+// Blocks of the raw-input kernel resident on the whole GPU (all levels use it to size chunks).
+template <typename Bits>
+int64_t resident_blocks() {
+  static const int per_sm = [] {
+    int blocks = 0;
+    GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, filter_topk_kernel<Bits, RawInput<Bits>>, kThreads, 0));
+    return std::max(blocks, 1);
+  }();
+  return int64_t(per_sm) * current_device_info().sm_count;
+}
+
+template <typename Bits>
+void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
+                       int64_t* indices, Workspace& workspace, cudaStream_t stream) {
+  const int64_t resident = resident_blocks<Bits>();
+  auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
+  if (chunks == 1) {
+    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, nullptr, x, n, values, indices, resident, stream);
+    return;
+  }
+  // Level 0 over the rows, then levels over the candidates until one chunk per row is left.
+  auto* candidates = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
+  launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k, candidates, x, n, values, indices,
+                     resident, stream);
+  int64_t length = chunks * k;
+  for (;;) {
+    std::tie(chunks, chunk_length) = plan_chunks(rows, length, k, resident);
+    if (chunks == 1) {
+      launch_level<Bits>(CandidateInput{}, candidates, rows, length, 1, length, k, nullptr, x, n, values, indices,
+                         resident, stream);
+      return;
+    }
+    auto* next = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
+    launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, next, x, n, values,
+                       indices, resident, stream);
+    candidates = next;
+    length = chunks * k;
+  }
+}
+
+}  // namespace
+
+void filter_topk(const uint16_t* x, int64_t rows, int64_t n, int64_t k, KeyCodec<uint16_t> codec, uint16_t* values,
+                 int64_t* indices, Workspace& workspace, cudaStream_t stream) {
+  filter_topk_typed<uint16_t>(x, rows, n, k, codec, values, indices, workspace, stream);
+}
+
+void filter_topk(const uint32_t* x, int64_t rows, int64_t n, int64_t k, KeyCodec<uint32_t> codec, uint32_t* values,
+                 int64_t* indices, Workspace& workspace, cudaStream_t stream) {
+  filter_topk_typed<uint32_t>(x, rows, n, k, codec, values, indices, workspace, stream);
+}
+
+}  // namespace gpuprim
