@@ -28,6 +28,7 @@
 #include "common/device_info.h"
 #include "ops/topk/topk_filter.h"
 #include "ops/topk/topk_launch.h"
+#include "ops/topk/topk_short_rows.cuh"
 #include "prim/cub.cuh"
 #include "prim/radix_sort.cuh"
 
@@ -773,6 +774,11 @@ bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_
   const auto* in = static_cast<const Bits*>(x);
   auto* out = static_cast<Bits*>(values);
   if (n <= int64_t(kWarp) * kWarpMaxItems && k <= kWarpMaxK) {
+    if constexpr (sizeof(Bits) <= 4) {  // G lanes per row (topk_short_rows.cuh); 8-byte keys below
+      short_rows::topk_short_rows<Bits>(in, rows, n, k, codec, out, indices, current_device_info().sm_count, stream);
+      GPUPRIM_LAUNCH_CHECK();
+      return true;
+    }
     if (n <= 1 * kWarp) {
       launch_warp_topk<Bits, 1>(in, rows, n, k, codec, out, indices, stream);
     } else if (n <= 2 * kWarp) {

@@ -3,6 +3,10 @@
 // (logit key, -expert) to pick the experts best first, then the gates from gating_math.h in the
 // CPU kernel's exact order (selected scores added in rank order; the full softmax denominator as
 // 32 lane partial sums and a butterfly tree). Reads the logits once and writes 12 bytes per gate.
+// The group path, taken first when the full softmax denominator is not needed (renormalize, or
+// sigmoid) and k <= 4 * G: G lanes per token (ops/topk/topk_short_rows.cuh's selection, the same
+// ranking and 16-byte loads), then the gates from the picks in rank order as above. The warp path
+// stays for softmax without renormalize (its denominator's order is fixed by the lane layout).
 // The general path (more experts or larger k): gpuprim::topk picks the experts, then
 // gates_kernel computes the same gates, one warp per token.
 #include <cuda_fp16.h>
@@ -10,9 +14,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 #include "common/cuda_check.h"
 #include "common/device_info.h"
+#include "ops/topk/topk_short_rows.cuh"
 #include "ops/topk_gating/topk_gating_launch.h"
 
 namespace gpuprim {
@@ -139,6 +145,84 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
   }
 }
 
+// Bits of a logit as the float the CPU kernel sees.
+template <DType kType, typename Bits>
+__device__ __forceinline__ float logit_from_bits(Bits bits) {
+  if constexpr (kType == DType::kFloat32) {
+    return __uint_as_float(uint32_t(bits));
+  } else if constexpr (kType == DType::kFloat16) {
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+  } else {
+    return __uint_as_float(uint32_t(bits) << 16);
+  }
+}
+
+// G lanes per token (32 / G tokens per warp, loop bounds uniform across the warp). Lane g keeps
+// the picks of ranks c * G + g (c < kChunks), then takes part in the rank-order sum of the
+// selected scores (renormalize) and writes its ranks' gates and expert ids.
+template <DType kType, typename Bits, int kGroup, int kList, int kChunks>
+__global__ void __launch_bounds__(short_rows::kRowsThreads)
+    group_gating_kernel(const Bits* __restrict__ logits, int64_t tokens, int experts, int k, bool vector_loads,
+                        radix_sort::KeyCodec<Bits> codec, Score score, bool renormalize, float* __restrict__ gates,
+                        int64_t* __restrict__ expert_ids) {
+  using C = short_rows::Composite<Bits>;
+  constexpr int kTokensPerWarp = kWarp / kGroup;
+  const int lane = int(threadIdx.x) % kWarp;
+  const int g = lane % kGroup;
+  const int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
+  for (int64_t first = warp * kTokensPerWarp; first < tokens; first += warps * kTokensPerWarp) {
+    const int64_t token = first + lane / kGroup;
+    const bool active = token < tokens;
+    const Bits* row = logits + (active ? token : 0) * experts;
+    C list[kList];
+    short_rows::load_lane_list<Bits, kGroup, kList>(row, experts, active, vector_loads, g, codec, list);
+    C picks[kChunks];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      picks[c] = 0;
+#pragma unroll
+      for (int r = 0; r < kGroup; ++r) {
+        if (c * kGroup + r < k) {  // uniform
+          const C best = short_rows::pop_group_best<kGroup>(list);
+          if (g == r) picks[c] = best;
+        }
+      }
+    }
+    float logit[kChunks];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const bool mine = active && c * kGroup + g < k;
+      logit[c] = mine ? logit_from_bits<kType>(row[short_rows::composite_position<Bits>(picks[c])]) : 0.0f;
+    }
+    const float max_logit = __shfl_sync(kFullMask, logit[0], 0, kGroup);  // rank 0: the row's largest logit
+    float raw[kChunks];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      raw[c] = c * kGroup + g < k ? gating::raw_score(score, logit[c], max_logit) : 0.0f;
+    }
+    float selected_sum = 0.0f;  // in rank order, as the CPU kernel
+    if (renormalize) {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+#pragma unroll
+        for (int r = 0; r < kGroup; ++r) {
+          const float other = __shfl_sync(kFullMask, raw[c], r, kGroup);
+          if (c * kGroup + r < k) selected_sum = __fadd_rn(selected_sum, other);
+        }
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int rank = c * kGroup + g;
+      if (active && rank < k) {
+        gates[token * k + rank] = renormalize ? __fdiv_rn(raw[c], selected_sum) : raw[c];
+        expert_ids[token * k + rank] = int64_t(short_rows::composite_position<Bits>(picks[c]));
+      }
+    }
+  }
+}
+
 // General path: gates of given expert_ids, one warp per token, any k and number of experts.
 template <DType kType>
 __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
@@ -183,9 +267,81 @@ unsigned grid_for(int64_t tokens) {
   return static_cast<unsigned>(std::clamp<int64_t>((tokens + kTokensPerBlock - 1) / kTokensPerBlock, 1, limit));
 }
 
+// Most picks a lane keeps for a list of kList composites (list_size(k) == kList), capped at 4 chunks.
+constexpr int group_chunks(int group, int list) {
+  const int max_k = list < short_rows::kItems ? list : int(kGatingFusedMaxK);
+  const int chunks = (max_k + group - 1) / group;
+  return chunks < 4 ? (chunks < 2 ? 1 : (chunks <= 2 ? 2 : 4)) : 4;
+}
+
+template <DType kType, typename Bits, int kGroup, int kList>
+void launch_group_gating(const void* logits, int64_t tokens, int64_t experts, int64_t k, Bits inf_bits, Score score,
+                         bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
+  const auto* x = static_cast<const Bits*>(logits);
+  const radix_sort::KeyCodec<Bits> codec{radix_sort::KeyKind::kFloat, inf_bits, /*descending=*/false};
+  group_gating_kernel<kType, Bits, kGroup, kList, group_chunks(kGroup, kList)>
+      <<<short_rows::rows_grid<kGroup>(tokens, current_device_info().sm_count), short_rows::kRowsThreads, 0,
+         stream>>>(x, tokens, int(experts), int(k), short_rows::vector_loads_ok(x, experts), codec, score, renormalize,
+                   gates, expert_ids);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
+template <DType kType, typename Bits, int kGroup>
+void group_gating_list(const void* logits, int64_t tokens, int64_t experts, int64_t k, Bits inf_bits, Score score,
+                       bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
+  switch (short_rows::list_size(k)) {
+    case 2:
+      return launch_group_gating<kType, Bits, kGroup, 2>(logits, tokens, experts, k, inf_bits, score, renormalize,
+                                                         gates, expert_ids, stream);
+    case 4:
+      return launch_group_gating<kType, Bits, kGroup, 4>(logits, tokens, experts, k, inf_bits, score, renormalize,
+                                                         gates, expert_ids, stream);
+    case 8:
+      return launch_group_gating<kType, Bits, kGroup, 8>(logits, tokens, experts, k, inf_bits, score, renormalize,
+                                                         gates, expert_ids, stream);
+    default:
+      return launch_group_gating<kType, Bits, kGroup, 16>(logits, tokens, experts, k, inf_bits, score, renormalize,
+                                                          gates, expert_ids, stream);
+  }
+}
+
+// The G-lanes-per-token path, when it applies (see the top of the file); false: not taken.
+template <DType kType>
+bool group_gating(const void* logits, int64_t tokens, int64_t experts, int64_t k, Score score, bool renormalize,
+                  float* gates, int64_t* expert_ids, cudaStream_t stream) {
+  using Bits = std::conditional_t<kType == DType::kFloat32, uint32_t, uint16_t>;
+  const int group = short_rows::group_size(experts);
+  if (!(renormalize || score == Score::kSigmoid) || experts > short_rows::kMaxRow || k > experts) return false;
+  if (k > int64_t(group_chunks(group, short_rows::list_size(k))) * group) return false;
+  const Bits inf_bits = kType == DType::kFloat32 ? Bits(0x7F800000u) : (kType == DType::kFloat16 ? Bits(0x7C00) : Bits(0x7F80));
+  switch (group) {
+    case 2:
+      group_gating_list<kType, Bits, 2>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
+                                        stream);
+      return true;
+    case 4:
+      group_gating_list<kType, Bits, 4>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
+                                        stream);
+      return true;
+    case 8:
+      group_gating_list<kType, Bits, 8>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
+                                        stream);
+      return true;
+    case 16:
+      group_gating_list<kType, Bits, 16>(logits, tokens, experts, k, inf_bits, score, renormalize, gates,
+                                         expert_ids, stream);
+      return true;
+    default:
+      group_gating_list<kType, Bits, 32>(logits, tokens, experts, k, inf_bits, score, renormalize, gates,
+                                         expert_ids, stream);
+      return true;
+  }
+}
+
 template <DType kType>
 void fused_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k, Score score, bool renormalize,
                  float* gates, int64_t* expert_ids, cudaStream_t stream) {
+  if (group_gating<kType>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream)) return;
   const unsigned grid = grid_for(tokens);
   const int threads = kWarp * kTokensPerBlock;
   const int e = int(experts), kk = int(k);
