@@ -267,21 +267,45 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
       count_keys(more, experts, total);
     }
   } else {
-    constexpr int kBatch = 8;  // loads in flight per thread
-    const unsigned cells = gridDim.x * unsigned(experts), e_count = unsigned(experts);
-    for (unsigned start = threadIdx.x; start < cells; start += kRouteThreads * kBatch) {
-      int cell_counts[kBatch];
+    // Integer atomics: the sums are exact whatever the order. Loads are batched so that many are in flight.
+    constexpr int kBatch = 8;
+    const unsigned e_count = unsigned(experts);
+    auto add_cell = [&](unsigned cell, int c) {
+      if (c == 0) return;
+      const unsigned tile = cell / e_count, e = cell - tile * e_count;
+      atomicAdd(&total[e], c);
+      if (tile < blockIdx.x) atomicAdd(&before[e], c);
+    };
+    if (e_count % 4 == 0) {  // 16-byte loads: a quad of cells never straddles two tiles
+      const unsigned quads = gridDim.x * e_count / 4;
+      const int4* quad_counts = reinterpret_cast<const int4*>(tile_counts);
+      for (unsigned start = threadIdx.x; start < quads; start += kRouteThreads * kBatch) {
+        int4 q[kBatch];
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const unsigned cell = start + u * kRouteThreads;
-        cell_counts[u] = cell < cells ? tile_counts[cell] : 0;
+        for (int u = 0; u < kBatch; ++u) {
+          const unsigned quad = start + u * kRouteThreads;
+          q[u] = quad < quads ? quad_counts[quad] : make_int4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const unsigned cell = (start + u * kRouteThreads) * 4;
+          add_cell(cell, q[u].x);
+          add_cell(cell + 1, q[u].y);
+          add_cell(cell + 2, q[u].z);
+          add_cell(cell + 3, q[u].w);
+        }
       }
+    } else {
+      const unsigned cells = gridDim.x * e_count;
+      for (unsigned start = threadIdx.x; start < cells; start += kRouteThreads * kBatch) {
+        int c[kBatch];
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        if (cell_counts[u] == 0) continue;
-        const unsigned cell = start + u * kRouteThreads, tile = cell / e_count, e = cell - tile * e_count;
-        atomicAdd(&total[e], cell_counts[u]);
-        if (tile < blockIdx.x) atomicAdd(&before[e], cell_counts[u]);
+        for (int u = 0; u < kBatch; ++u) {
+          const unsigned cell = start + u * kRouteThreads;
+          c[u] = cell < cells ? tile_counts[cell] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) add_cell(start + u * kRouteThreads, c[u]);
       }
     }
   }
