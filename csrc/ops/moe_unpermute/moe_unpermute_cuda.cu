@@ -1,7 +1,7 @@
 // Kernels of gpuprim::moe_unpermute and its backward, Acc = fp32 (fp64 for fp64 data), explicitly rounded
 // products and sums in the order j = 0..k-1 (bitwise equal to the CPU kernel, and deterministic).
-// Forward: one thread per (token, 16-byte pack of columns) with up to kChoicesInFlight of the token's k rows
-// loaded before they are summed, so even a small batch of tokens keeps enough bytes in flight.
+// Forward: one thread per (token, 16-byte pack of columns) with up to 8 of the token's k rows loaded before
+// they are summed, so even a small batch of tokens keeps enough bytes in flight.
 // Backward: a pair index per row (inverse of slots), then one warp per row of grad_expert_out: it writes the
 // row (zeros where no pair maps to it), so the output needs no separate zero fill.
 #include <cuda_runtime.h>
@@ -24,11 +24,12 @@ using moe::kWarpsPerBlock;
 using moe::mul_rn;
 using moe::Pack;
 
-constexpr int kChoicesInFlight = 8;
 constexpr int kColumnUnroll = 4;  // backward: packs in flight per lane
 constexpr int64_t kMaxGrid = int64_t(1) << 20;
 
-template <typename T, typename Acc, int Vec>
+// InFlight: rows loaded before they are summed (2, 4 or 8, from k: fewer registers for small k, so more threads
+// and more bytes in flight per SM).
+template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads) combine_kernel(const T* __restrict__ expert_out,
                                                                 const int64_t* __restrict__ slots,
                                                                 const Acc* __restrict__ gates,
@@ -40,12 +41,12 @@ __global__ void __launch_bounds__(kBlockThreads) combine_kernel(const T* __restr
     Acc acc[Vec];
 #pragma unroll
     for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
-    for (int64_t j0 = 0; j0 < shape.k; j0 += kChoicesInFlight) {
-      Pack<T, Vec> x[kChoicesInFlight];
-      Acc w[kChoicesInFlight];
-      bool valid[kChoicesInFlight];
+    for (int64_t j0 = 0; j0 < shape.k; j0 += InFlight) {
+      Pack<T, Vec> x[InFlight];
+      Acc w[InFlight];
+      bool valid[InFlight];
 #pragma unroll
-      for (int u = 0; u < kChoicesInFlight; ++u) {
+      for (int u = 0; u < InFlight; ++u) {
         const int64_t j = j0 + u;
         const int64_t s = j < shape.k ? slots[t * shape.k + j] : -1;
         valid[u] = s >= 0 && s < shape.rows;  // dropped (or bad) slot: adds nothing
@@ -55,7 +56,7 @@ __global__ void __launch_bounds__(kBlockThreads) combine_kernel(const T* __restr
         }
       }
 #pragma unroll
-      for (int u = 0; u < kChoicesInFlight; ++u) {
+      for (int u = 0; u < InFlight; ++u) {
         if (!valid[u]) continue;
 #pragma unroll
         for (int i = 0; i < Vec; ++i) acc[i] = add_rn(acc[i], mul_rn(w[u], convert<Acc>(x[u].items[i])));
@@ -155,10 +156,14 @@ void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUn
   const auto* w = static_cast<const Acc*>(gates);
   const int vec = moe::pack_width<T>(shape.hidden, expert_out, out);
   const unsigned grid = thread_grid(shape.tokens * (shape.hidden / vec));
-  if (vec == kVec) {
-    combine_kernel<T, Acc, kVec><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+  if (vec != kVec) {
+    combine_kernel<T, Acc, 1, 8><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+  } else if (shape.k <= 2) {
+    combine_kernel<T, Acc, kVec, 2><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+  } else if (shape.k <= 4) {
+    combine_kernel<T, Acc, kVec, 4><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
   } else {
-    combine_kernel<T, Acc, 1><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+    combine_kernel<T, Acc, kVec, 8><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
   }
   GPUPRIM_LAUNCH_CHECK();
 }
