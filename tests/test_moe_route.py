@@ -120,6 +120,13 @@ METADATA_CASES = [
     ("pad128", 33, 4, 2, None, 128, "position", "randn"),
     ("ties", 40, 8, 2, None, 8, "position", "ties"),
     ("ties_drop_score", 40, 8, 2, 3, 1, "score", "ties"),
+    # CUDA: more than one 4096-pair chunk (count + route kernels, capacity spread over tiles), and more experts
+    # than the sort-free path takes (the radix-sort path).
+    ("multi_tile", 1100, 16, 8, None, 16, "position", "randn"),
+    ("multi_tile_capacity", 1100, 16, 8, 300, 8, "position", "skewed"),
+    ("multi_tile_drop_score", 1100, 16, 8, 300, 8, "score", "skewed"),
+    ("e1500", 200, 1500, 4, None, 2, "position", "randn"),
+    ("e1500_drop_score", 200, 1500, 4, 1, 1, "score", "randn"),
     ("e1024", 300, 1024, 8, None, 1, "position", "randn"),
     ("e1024_capacity", 300, 1024, 8, 2, 16, "score", "skewed"),
     ("e1024_pad", 64, 1024, 2, None, 8, "position", "randn"),
@@ -242,6 +249,17 @@ def test_unpermute_backward_matches_reference(device):
     unused = torch.ones(rows, dtype=torch.bool)
     unused[s[s >= 0]] = False
     assert bool((expert_out.grad.cpu()[unused] == 0).all())  # padding / never-used rows get no gradient
+
+
+def test_unpermute_backward_without_pairs_is_zero(device):
+    """T = 0 with padding rows: every row of grad_expert_out is written as zero (no uninitialized memory)."""
+    expert_ids = torch.zeros(0, 2, dtype=torch.int64, device=device)
+    routing = routing_for(expert_ids, torch.zeros(0, 2, device=device), 4, pad_to=8)
+    rows = routing.token_ids.size(0)
+    expert_out = torch.randn(rows, 24, device=device)
+    grad_x, grad_g = torch.ops.gpuprim.moe_unpermute_backward(torch.zeros(0, 24, device=device), expert_out,
+                                                              routing.slots, routing.gates, True)
+    assert grad_x.shape == (rows, 24) and bool((grad_x == 0).all()) and grad_g.shape == (0, 2)
 
 
 def test_permute_backward_is_gather_sum(device):

@@ -1,14 +1,25 @@
-// Kernels of gpuprim::moe_route_metadata. The stable ranking of (token, choice) pairs inside each expert comes
-// from a stable radix sort of (expert key, flat index) over only the bits the expert ids need (one or two
-// 8-bit passes for E <= 65535), so no ranking atomics and the result is deterministic:
+// Kernels of gpuprim::moe_route_metadata. Every path is deterministic (stable ranking, integer counts only)
+// and sync-free (every size is fixed by the arguments).
+//
+// Fast path, num_experts <= kMaxFastExperts: no sort, one or two launches. The flat (token, choice) pairs are
+// cut into chunks of kChunk; block b of the grid owns a contiguous tile of chunks.
+//   count_kernel   (only when there is more than one tile) each tile's expert histogram -> tile_counts
+//   route_kernel   each block: expert totals and its tile's per-expert prefix from tile_counts (integer shared
+//                  atomics), capacity, padded exclusive scan -> offsets; padding rows -> -1; then chunk by chunk
+//                  in flat order: each warp ranks its 512 pairs with __match_any_sync, per-warp counts are
+//                  combined in warp order, and every pair gets slot = offset + earlier pairs of its expert.
+// drop='score' with a capacity first picks the kept pairs with a sort (below) and then takes the fast path.
+//
+// Slow path (more experts): a stable radix sort of (expert key, flat index) over only the bits the expert ids
+// need (one or two 8-bit passes for E <= 65535):
 //   keys       expert id per flat index (out-of-range ids -> E, the "dropped" key)
 //   [score]    sort (expert, descending-gate key) pairs, keep the first `capacity` of each expert, others -> E
 //   sort       (key, flat) stably: each expert's pairs in flat order (token, then choice)
 //   offsets    one block: per-expert counts by binary search on the sorted keys, capacity, padding, scan
 //   scatter    slots[flat] and token_ids[row] for every sorted position
-// No host sync: every size is fixed by the arguments.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 
 #include "common/cuda_check.h"
@@ -154,6 +165,272 @@ __global__ void __launch_bounds__(kThreads) scatter_kernel(const uint32_t* __res
   }
 }
 
+// ---------------------------------------------------------------- fast path (no sort)
+constexpr int kRouteThreads = 256;
+constexpr int kRouteWarps = kRouteThreads / 32;
+constexpr int kItems = 16;                         // pairs per thread per chunk
+constexpr int kWarpSpan = 32 * kItems;             // consecutive pairs a warp ranks per chunk
+constexpr int kChunk = kRouteThreads * kItems;     // pairs per chunk (per-warp counts fit in 16 bits)
+constexpr int64_t kMaxFastExperts = 1024;          // route_kernel's shared memory: 32 bytes per expert
+constexpr uint32_t kNoPair = 0xffffffffu;          // key of a position past the last pair
+// Every block of route_kernel reads the whole [tiles, E] tile_counts: tiles^2 * E (L2-resident) reads in all.
+constexpr double kCountsReadBudget = double(1 << 22);
+
+struct TilePlan {
+  int64_t chunks, tiles, chunks_per_tile;
+};
+
+TilePlan plan_tiles(int64_t n, int64_t experts) {
+  const int64_t chunks = std::max<int64_t>((n + kChunk - 1) / kChunk, 1);
+  const int64_t max_tiles = std::max<int64_t>(1, int64_t(std::sqrt(kCountsReadBudget / double(experts))));
+  const int64_t wanted = std::min(chunks, max_tiles);
+  const int64_t per_tile = (chunks + wanted - 1) / wanted;
+  return {chunks, (chunks + per_tile - 1) / per_tile, per_tile};
+}
+
+// Pair i (of kItems) of this thread in `chunk`: warp w ranks the span [w * kWarpSpan, (w + 1) * kWarpSpan).
+__device__ __forceinline__ int64_t pair_of(int64_t chunk, int i) {
+  return chunk * kChunk + (threadIdx.x / 32) * kWarpSpan + i * 32 + threadIdx.x % 32;
+}
+
+template <typename Id>
+__device__ __forceinline__ void load_keys(const Id* __restrict__ ids, int64_t n, int64_t chunk, int64_t experts,
+                                          uint32_t (&keys)[kItems]) {
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    const int64_t pair = pair_of(chunk, i);
+    keys[i] = pair < n ? expert_key(int64_t(ids[pair]), experts) : kNoPair;
+  }
+}
+
+__device__ __forceinline__ void count_keys(const uint32_t (&keys)[kItems], int64_t experts, int* hist) {
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    if (int64_t(keys[i]) < experts) atomicAdd(&hist[keys[i]], 1);  // integer: exact in any order
+  }
+}
+
+// Expert histogram of each tile (block) -> tile_counts[tile * E + e]. Shared memory: E ints.
+template <typename Id>
+__global__ void __launch_bounds__(kRouteThreads) count_kernel(const Id* __restrict__ ids, int64_t n, int64_t experts,
+                                                              int64_t chunks, int64_t chunks_per_tile,
+                                                              int* __restrict__ tile_counts) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  int* hist = reinterpret_cast<int*>(shared_bytes);
+  for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) hist[e] = 0;
+  __syncthreads();
+  const int64_t first = int64_t(blockIdx.x) * chunks_per_tile, end = std::min(first + chunks_per_tile, chunks);
+  for (int64_t chunk = first; chunk < end; ++chunk) {
+    uint32_t keys[kItems];
+    load_keys(ids, n, chunk, experts, keys);
+    count_keys(keys, experts, hist);
+  }
+  __syncthreads();
+  for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) tile_counts[blockIdx.x * experts + e] = hist[e];
+}
+
+// Everything else, one block per tile (see the top of the file). tile_counts == nullptr: one tile, counted here.
+// Shared memory: 32 bytes per expert (row_base 8, limit 4, chunk_count 4, warp_hist 8 x 2).
+template <typename Id>
+__global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restrict__ ids, int64_t n,
+                                                              MoeRouteShape shape, int64_t chunks,
+                                                              int64_t chunks_per_tile,
+                                                              const int* __restrict__ tile_counts,
+                                                              int64_t* __restrict__ counts,
+                                                              int64_t* __restrict__ offsets,
+                                                              int64_t* __restrict__ slots,
+                                                              int64_t* __restrict__ token_ids,
+                                                              int64_t* __restrict__ num_dropped) {
+  using Scan = cub::BlockScan<long long, kRouteThreads>;
+  __shared__ typename Scan::TempStorage scan_temp;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const int64_t experts = shape.num_experts;
+  long long* row_base = reinterpret_cast<long long*>(shared_bytes);  // row of each expert's next pair in the tile
+  int* limit = reinterpret_cast<int*>(row_base + experts);  // pairs of each expert the tile may still place
+  int* chunk_count = limit + experts;                        // pairs of each expert in the current chunk
+  uint16_t* warp_hist = reinterpret_cast<uint16_t*>(chunk_count + experts);  // [warp][expert]
+  int* total = reinterpret_cast<int*>(warp_hist);  // aliases warp_hist until the chunk loop: pairs per expert
+  int* before = total + experts;                   // ... and pairs per expert in earlier tiles
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t first_chunk = int64_t(blockIdx.x) * chunks_per_tile;
+  const int64_t end_chunk = std::min(first_chunk + chunks_per_tile, chunks);
+
+  uint32_t keys[kItems];
+  load_keys(ids, n, first_chunk, experts, keys);  // in flight while the counts are gathered
+  for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) total[e] = before[e] = 0;
+  __syncthreads();
+  if (tile_counts == nullptr) {
+    count_keys(keys, experts, total);
+    for (int64_t chunk = first_chunk + 1; chunk < end_chunk; ++chunk) {
+      uint32_t more[kItems];
+      load_keys(ids, n, chunk, experts, more);
+      count_keys(more, experts, total);
+    }
+  } else {
+    // Integer atomics: the sums are exact whatever the order. Loads are batched so that many are in flight.
+    constexpr int kBatch = 8;
+    const unsigned e_count = unsigned(experts);
+    auto add_cell = [&](unsigned cell, int c) {
+      if (c == 0) return;
+      const unsigned tile = cell / e_count, e = cell - tile * e_count;
+      atomicAdd(&total[e], c);
+      if (tile < blockIdx.x) atomicAdd(&before[e], c);
+    };
+    if (e_count % 4 == 0) {  // 16-byte loads: a quad of cells never straddles two tiles
+      const unsigned quads = gridDim.x * e_count / 4;
+      const int4* quad_counts = reinterpret_cast<const int4*>(tile_counts);
+      for (unsigned start = threadIdx.x; start < quads; start += kRouteThreads * kBatch) {
+        int4 q[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const unsigned quad = start + u * kRouteThreads;
+          q[u] = quad < quads ? quad_counts[quad] : make_int4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const unsigned cell = (start + u * kRouteThreads) * 4;
+          add_cell(cell, q[u].x);
+          add_cell(cell + 1, q[u].y);
+          add_cell(cell + 2, q[u].z);
+          add_cell(cell + 3, q[u].w);
+        }
+      }
+    } else {
+      const unsigned cells = gridDim.x * e_count;
+      for (unsigned start = threadIdx.x; start < cells; start += kRouteThreads * kBatch) {
+        int c[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const unsigned cell = start + u * kRouteThreads;
+          c[u] = cell < cells ? tile_counts[cell] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) add_cell(start + u * kRouteThreads, c[u]);
+      }
+    }
+  }
+  __syncthreads();
+
+  // Kept pairs per expert (capacity), padded exclusive scan -> offsets; this tile's first row per expert.
+  const long long capacity = shape.capacity < 0 ? LLONG_MAX : shape.capacity, pad = shape.pad_to;
+  long long padded_base = 0, kept_base = 0;
+  for (int64_t e0 = 0; e0 < experts; e0 += kRouteThreads) {
+    const int64_t e = e0 + threadIdx.x;
+    const long long kept = e < experts ? min((long long)total[e], capacity) : 0;
+    const long long padded = (kept + pad - 1) / pad * pad;
+    long long padded_before, padded_sum, kept_before, kept_sum;
+    Scan(scan_temp).ExclusiveSum(padded, padded_before, padded_sum);
+    __syncthreads();
+    Scan(scan_temp).ExclusiveSum(kept, kept_before, kept_sum);
+    __syncthreads();
+    if (e < experts) {
+      const long long offset = padded_base + padded_before;
+      row_base[e] = offset + before[e];
+      limit[e] = int(kept - before[e]);  // both in [0, n], n < 2^31
+      if (blockIdx.x == 0) {
+        counts[e] = kept;
+        offsets[e] = offset;
+      }
+    }
+    padded_base += padded_sum;
+    kept_base += kept_sum;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    offsets[experts] = padded_base;
+    num_dropped[0] = n - kept_base;
+  }
+  __syncthreads();
+  // Token id -1 on padding rows: each expert's [offset + kept, offset + padded) (a warp per expert, experts
+  // shared out over the grid) and the unused tail [offsets[E], R).
+  for (int64_t e = int64_t(blockIdx.x) * kRouteWarps + warp; e < experts; e += int64_t(gridDim.x) * kRouteWarps) {
+    const long long offset = row_base[e] - before[e], kept = limit[e] + before[e];
+    const long long end = min(offset + (kept + pad - 1) / pad * pad, (long long)shape.rows);
+    for (long long row = offset + kept + lane; row < end; row += 32) token_ids[row] = -1;
+  }
+  for (long long row = padded_base + int64_t(blockIdx.x) * kRouteThreads + threadIdx.x; row < shape.rows;
+       row += int64_t(gridDim.x) * kRouteThreads) {
+    token_ids[row] = -1;
+  }
+  __syncthreads();  // total/before (warp_hist's memory) were read above
+
+  const unsigned lanes_below = (1u << lane) - 1u;
+  uint16_t* my_hist = warp_hist + warp * experts;
+  const uint32_t k = uint32_t(shape.k);
+  for (int64_t chunk = first_chunk; chunk < end_chunk; ++chunk) {
+    if (chunk != first_chunk) load_keys(ids, n, chunk, experts, keys);
+    for (int64_t i = threadIdx.x; i < kRouteWarps * experts / 2; i += kRouteThreads) {
+      reinterpret_cast<uint32_t*>(warp_hist)[i] = 0u;  // kRouteWarps * experts is even
+    }
+    __syncthreads();
+    // Rank of each pair among the earlier pairs of its warp's span with the same expert (flat order).
+    int rank[kItems];
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const uint32_t key = keys[i];
+      const unsigned peers = __match_any_sync(0xffffffffu, key);
+      const bool counted = int64_t(key) < experts;
+      const int seen = counted ? my_hist[key] : 0;
+      __syncwarp();
+      if (counted && lane == __ffs(peers) - 1) my_hist[key] = uint16_t(seen + __popc(peers));
+      __syncwarp();
+      rank[i] = seen + __popc(peers & lanes_below);
+    }
+    __syncthreads();
+    // Per-warp counts -> pairs of each expert in earlier warps' spans of the chunk (warps in order).
+    for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) {
+      int run = 0;
+      for (int w = 0; w < kRouteWarps; ++w) {
+        const int c = warp_hist[w * experts + e];
+        warp_hist[w * experts + e] = uint16_t(run);
+        run += c;
+      }
+      chunk_count[e] = run;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int64_t pair = pair_of(chunk, i);
+      const uint32_t key = keys[i];
+      if (int64_t(key) < experts) {
+        const int local = my_hist[key] + rank[i];
+        long long slot = -1;
+        if (local < limit[key] && row_base[key] + local < shape.rows) {
+          slot = row_base[key] + local;
+          token_ids[slot] = uint32_t(pair) / k;
+        }
+        slots[pair] = slot;
+      } else if (key != kNoPair) {
+        slots[pair] = -1;  // expert id outside [0, E): dropped
+      }
+    }
+    __syncthreads();
+    for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) {
+      row_base[e] += chunk_count[e];
+      limit[e] -= chunk_count[e];
+    }
+    // The next chunk's first __syncthreads orders these updates before their use.
+  }
+}
+
+// Fast path: one launch for a single tile, else two. ids: int64 expert ids, or uint32 keys (E = dropped).
+template <typename Id>
+void route_fast(const Id* ids, int64_t n, MoeRouteShape shape, int64_t* counts, int64_t* offsets, int64_t* slots,
+                int64_t* token_ids, int64_t* num_dropped, Workspace& workspace, cudaStream_t stream) {
+  const int64_t experts = shape.num_experts;
+  const TilePlan plan = plan_tiles(n, experts);
+  int* tile_counts = nullptr;
+  if (plan.tiles > 1) {
+    tile_counts = static_cast<int*>(workspace.allocate(sizeof(int) * plan.tiles * experts));
+    count_kernel<Id><<<unsigned(plan.tiles), kRouteThreads, sizeof(int) * experts, stream>>>(
+        ids, n, experts, plan.chunks, plan.chunks_per_tile, tile_counts);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+  route_kernel<Id><<<unsigned(plan.tiles), kRouteThreads, 32 * experts, stream>>>(
+      ids, n, shape, plan.chunks, plan.chunks_per_tile, tile_counts, counts, offsets, slots, token_ids, num_dropped);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
+// ---------------------------------------------------------------- slow path (radix sort)
 template <typename Key>
 void sort_pairs(const Key* keys_in, Key* keys_out, const int* values_in, int* values_out, int n, int end_bit,
                 Workspace& workspace, cudaStream_t stream) {
@@ -172,25 +449,37 @@ void moe_route_metadata_cuda_launch(const int64_t* expert_ids, const float* gate
                                     int64_t* num_dropped, Workspace& workspace, cudaStream_t stream) {
   const int n = static_cast<int>(shape.tokens * shape.k);
   const int64_t experts = shape.num_experts;
-  if (shape.rows > 0) GPUPRIM_CUDA_CHECK(cudaMemsetAsync(token_ids, 0xff, sizeof(int64_t) * shape.rows, stream));
+  const bool fast = experts <= kMaxFastExperts;
+  const bool by_score = shape.drop == MoeDrop::kScore && shape.capacity >= 0 && n > 0;
+  if (fast && !by_score) {
+    return route_fast<int64_t>(expert_ids, n, shape, counts, offsets, slots, token_ids, num_dropped, workspace,
+                               stream);
+  }
   const size_t items = std::max(n, 1);
   auto* keys = static_cast<uint32_t*>(workspace.allocate(sizeof(uint32_t) * items));
-  auto* sorted_keys = static_cast<uint32_t*>(workspace.allocate(sizeof(uint32_t) * items));
   auto* flat = static_cast<int*>(workspace.allocate(sizeof(int) * items));
   auto* sorted_flat = static_cast<int*>(workspace.allocate(sizeof(int) * items));
-  auto* starts = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * experts));
   const int expert_bits = bits_for(experts);
+  if (by_score) {
+    auto* score_keys = static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t) * items));
+    auto* sorted_score_keys = static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t) * items));
+    score_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(expert_ids, gates, n, experts, score_keys, flat);
+    GPUPRIM_LAUNCH_CHECK();
+    sort_pairs<uint64_t>(score_keys, sorted_score_keys, flat, sorted_flat, n, 32 + expert_bits, workspace, stream);
+    keep_by_score_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_score_keys, sorted_flat, n, experts,
+                                                                 shape.capacity, keys);
+    GPUPRIM_LAUNCH_CHECK();
+    // keys[flat]: the expert of each kept pair, E for the dropped ones; the capacity is already applied.
+    if (fast) {
+      return route_fast<uint32_t>(keys, n, shape, counts, offsets, slots, token_ids, num_dropped, workspace,
+                                  stream);
+    }
+  }
+  auto* sorted_keys = static_cast<uint32_t*>(workspace.allocate(sizeof(uint32_t) * items));
+  auto* starts = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * experts));
+  if (shape.rows > 0) GPUPRIM_CUDA_CHECK(cudaMemsetAsync(token_ids, 0xff, sizeof(int64_t) * shape.rows, stream));
   if (n > 0) {
-    if (shape.drop == MoeDrop::kScore && shape.capacity >= 0) {
-      auto* score_keys = static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t) * items));
-      auto* sorted_score_keys = static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t) * items));
-      score_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(expert_ids, gates, n, experts, score_keys, flat);
-      GPUPRIM_LAUNCH_CHECK();
-      sort_pairs<uint64_t>(score_keys, sorted_score_keys, flat, sorted_flat, n, 32 + expert_bits, workspace, stream);
-      keep_by_score_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_score_keys, sorted_flat, n, experts,
-                                                                   shape.capacity, keys);
-      GPUPRIM_LAUNCH_CHECK();
-    } else {
+    if (!by_score) {
       position_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(expert_ids, n, experts, keys, flat);
       GPUPRIM_LAUNCH_CHECK();
     }

@@ -34,18 +34,18 @@ std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward_cuda(const at::Tensor&
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous(), grad_c = grad.contiguous();
   const MoeUnpermuteShape shape{slots.size(0), slots.size(1), input.size(0), input.size(1)};
   const auto acc_type = moe_acc_type(input);
-  // Rows no (token, choice) maps to (padding, or dropped capacity) get no gradient: zeros.
-  at::Tensor grad_expert_out = at::zeros(input.sizes(), input.options());
+  // The kernels write every row (zeros where no (token, choice) maps: padding, dropped pairs): no zero fill.
+  at::Tensor grad_expert_out = at::empty(input.sizes(), input.options());
   at::Tensor grad_gates = gates_grad ? at::empty({shape.tokens, shape.k}, input.options().dtype(acc_type))
                                      : at::empty({0}, input.options().dtype(acc_type));
   const at::Tensor w = gates.has_value() ? gates->to(acc_type).contiguous() : at::Tensor();
-  if (shape.tokens * shape.k > 0) {
-    if (shape.hidden == 0 && gates_grad) grad_gates.zero_();
-    moe_unpermute_backward_cuda_launch(grad_c.const_data_ptr(), input.const_data_ptr(), to_dtype(input.scalar_type()),
-                                       slot_t.const_data_ptr<int64_t>(), w.defined() ? w.const_data_ptr() : nullptr,
-                                       shape, grad_expert_out.mutable_data_ptr(),
-                                       gates_grad ? grad_gates.mutable_data_ptr() : nullptr, current_stream());
-  }
+  if (shape.hidden == 0 && gates_grad && grad_gates.numel() > 0) grad_gates.zero_();
+  TorchWorkspace workspace(expert_out.device());
+  moe_unpermute_backward_cuda_launch(grad_c.const_data_ptr(), input.const_data_ptr(), to_dtype(input.scalar_type()),
+                                     slot_t.const_data_ptr<int64_t>(), w.defined() ? w.const_data_ptr() : nullptr,
+                                     shape, grad_expert_out.mutable_data_ptr(),
+                                     gates_grad ? grad_gates.mutable_data_ptr() : nullptr, workspace,
+                                     current_stream());
   if (gates_grad) grad_gates = grad_gates.to(gates->scalar_type());
   return {grad_expert_out, grad_gates};
 }

@@ -1,9 +1,14 @@
-// Kernels of gpuprim::moe_unpermute and its backward: one warp per token (forward) or per (token, choice)
-// pair (backward), 16-byte packs along the row, Acc = fp32 (fp64 for fp64 data), explicitly rounded products
-// and sums in the order j = 0..k-1 (bitwise equal to the CPU kernel, and deterministic).
+// Kernels of gpuprim::moe_unpermute and its backward, Acc = fp32 (fp64 for fp64 data), explicitly rounded
+// products and sums in the order j = 0..k-1 (bitwise equal to the CPU kernel, and deterministic).
+// Forward: one thread per (token, 16-byte pack of columns) with up to 8 of the token's k rows loaded before
+// they are summed, so even a small batch of tokens keeps enough bytes in flight.
+// Backward: a pair index per row (inverse of slots), then one warp per row of grad_expert_out: it writes the
+// row (zeros where no pair maps to it), so the output needs no separate zero fill.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/cuda_check.h"
 #include "ops/moe_unpermute/moe_unpermute_launch.h"
@@ -19,60 +24,116 @@ using moe::kWarpsPerBlock;
 using moe::mul_rn;
 using moe::Pack;
 
-template <typename T, typename Acc, int Vec>
+constexpr int kColumnUnroll = 4;  // backward: packs in flight per lane
+constexpr int64_t kMaxGrid = int64_t(1) << 20;
+
+// InFlight: rows loaded before they are summed (2, 4 or 8, from k: fewer registers for small k, so more threads
+// and more bytes in flight per SM).
+template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads) combine_kernel(const T* __restrict__ expert_out,
                                                                 const int64_t* __restrict__ slots,
                                                                 const Acc* __restrict__ gates,
                                                                 MoeUnpermuteShape shape, T* __restrict__ out) {
-  const int lane = threadIdx.x % kWarp;
-  for (int64_t t = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; t < shape.tokens;
-       t += int64_t(gridDim.x) * kWarpsPerBlock) {
-    for (int64_t column = int64_t(lane) * Vec; column < shape.hidden; column += int64_t(kWarp) * Vec) {
-      Acc acc[Vec];
+  const int64_t packs = shape.hidden / Vec, items = shape.tokens * packs;
+  for (int64_t item = int64_t(blockIdx.x) * kBlockThreads + threadIdx.x; item < items;
+       item += int64_t(gridDim.x) * kBlockThreads) {
+    const int64_t t = item / packs, column = (item - t * packs) * Vec;
+    Acc acc[Vec];
 #pragma unroll
-      for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
-      for (int64_t j = 0; j < shape.k; ++j) {
-        const int64_t s = slots[t * shape.k + j];
-        if (s < 0 || s >= shape.rows) continue;  // dropped (or bad) slot: adds nothing
-        const Acc w = gates ? gates[t * shape.k + j] : Acc(1);
-        const Pack<T, Vec> x = *reinterpret_cast<const Pack<T, Vec>*>(expert_out + s * shape.hidden + column);
+    for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
+    for (int64_t j0 = 0; j0 < shape.k; j0 += InFlight) {
+      Pack<T, Vec> x[InFlight];
+      Acc w[InFlight];
+      bool valid[InFlight];
 #pragma unroll
-        for (int i = 0; i < Vec; ++i) acc[i] = add_rn(acc[i], mul_rn(w, convert<Acc>(x.items[i])));
+      for (int u = 0; u < InFlight; ++u) {
+        const int64_t j = j0 + u;
+        const int64_t s = j < shape.k ? slots[t * shape.k + j] : -1;
+        valid[u] = s >= 0 && s < shape.rows;  // dropped (or bad) slot: adds nothing
+        if (valid[u]) {
+          w[u] = gates ? gates[t * shape.k + j] : Acc(1);
+          x[u] = *reinterpret_cast<const Pack<T, Vec>*>(expert_out + s * shape.hidden + column);
+        }
       }
-      Pack<T, Vec> y;
 #pragma unroll
-      for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
-      *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
+      for (int u = 0; u < InFlight; ++u) {
+        if (!valid[u]) continue;
+#pragma unroll
+        for (int i = 0; i < Vec; ++i) acc[i] = add_rn(acc[i], mul_rn(w[u], convert<Acc>(x[u].items[i])));
+      }
     }
+    Pack<T, Vec> y;
+#pragma unroll
+    for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
+    *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
+  }
+}
+
+// pair_of_row[slots[p]] = p for every valid slot (the largest p if a malformed routing repeats a slot, so the
+// result is still deterministic); grad_gates = 0 for every pair (the row kernel overwrites the mapped ones).
+template <typename Acc>
+__global__ void __launch_bounds__(kBlockThreads) invert_slots_kernel(const int64_t* __restrict__ slots,
+                                                                     MoeUnpermuteShape shape,
+                                                                     long long* __restrict__ pair_of_row,
+                                                                     Acc* __restrict__ grad_gates) {
+  const int64_t pairs = shape.tokens * shape.k;
+  for (int64_t p = int64_t(blockIdx.x) * kBlockThreads + threadIdx.x; p < pairs;
+       p += int64_t(gridDim.x) * kBlockThreads) {
+    const int64_t s = slots[p];
+    if (s >= 0 && s < shape.rows) atomicMax(pair_of_row + s, (long long)p);
+    if (grad_gates) grad_gates[p] = Acc(0);
   }
 }
 
 template <typename T, typename Acc, int Vec>
 __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __restrict__ grad,
                                                                  const T* __restrict__ expert_out,
-                                                                 const int64_t* __restrict__ slots,
+                                                                 const long long* __restrict__ pair_of_row,
                                                                  const Acc* __restrict__ gates,
                                                                  MoeUnpermuteShape shape,
                                                                  T* __restrict__ grad_expert_out,
                                                                  Acc* __restrict__ grad_gates) {
   const int lane = threadIdx.x % kWarp;
-  const int64_t pairs = shape.tokens * shape.k;
-  for (int64_t pair = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; pair < pairs;
-       pair += int64_t(gridDim.x) * kWarpsPerBlock) {
-    const int64_t s = slots[pair], t = pair / shape.k;
-    Acc dot = Acc(0);
-    if (s >= 0 && s < shape.rows) {  // warp-uniform
-      const Acc w = gates ? gates[pair] : Acc(1);
-      for (int64_t column = int64_t(lane) * Vec; column < shape.hidden; column += int64_t(kWarp) * Vec) {
-        const Pack<T, Vec> g = *reinterpret_cast<const Pack<T, Vec>*>(grad + t * shape.hidden + column);
+  const int64_t packs = shape.hidden / Vec;
+  for (int64_t r = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; r < shape.rows;
+       r += int64_t(gridDim.x) * kWarpsPerBlock) {
+    const long long pair = pair_of_row[r];  // warp-uniform
+    auto* to = reinterpret_cast<Pack<T, Vec>*>(grad_expert_out + r * shape.hidden);
+    if (pair < 0) {  // padding row, or a dropped pair's: no gradient
+      Pack<T, Vec> zero;
+#pragma unroll
+      for (int i = 0; i < Vec; ++i) zero.items[i] = convert<T>(Acc(0));
+      for (int64_t c = lane; c < packs; c += kWarp) to[c] = zero;
+      continue;
+    }
+    const int64_t t = pair / shape.k;
+    const Acc w = gates ? gates[pair] : Acc(1);
+    const auto* g_row = reinterpret_cast<const Pack<T, Vec>*>(grad + t * shape.hidden);
+    const auto* x_row = reinterpret_cast<const Pack<T, Vec>*>(expert_out + r * shape.hidden);
+    Acc dot = Acc(0);  // this lane's columns in increasing order, then a fixed warp tree
+    for (int64_t c0 = lane; c0 < packs; c0 += int64_t(kWarp) * kColumnUnroll) {
+      Pack<T, Vec> g[kColumnUnroll], x[kColumnUnroll];
+#pragma unroll
+      for (int u = 0; u < kColumnUnroll; ++u) {
+        const int64_t c = c0 + int64_t(u) * kWarp;
+        if (c < packs) {
+          g[u] = g_row[c];
+          if (grad_gates) x[u] = x_row[c];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kColumnUnroll; ++u) {
+        const int64_t c = c0 + int64_t(u) * kWarp;
+        if (c >= packs) continue;
         Pack<T, Vec> y;
 #pragma unroll
-        for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(mul_rn(w, convert<Acc>(g.items[i])));
-        *reinterpret_cast<Pack<T, Vec>*>(grad_expert_out + s * shape.hidden + column) = y;
+        for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(mul_rn(w, convert<Acc>(g[u].items[i])));
+        to[c] = y;
         if (grad_gates) {
-          const Pack<T, Vec> x = *reinterpret_cast<const Pack<T, Vec>*>(expert_out + s * shape.hidden + column);
 #pragma unroll
-          for (int i = 0; i < Vec; ++i) dot = add_rn(dot, mul_rn(convert<Acc>(g.items[i]), convert<Acc>(x.items[i])));
+          for (int i = 0; i < Vec; ++i) {
+            dot = add_rn(dot, mul_rn(convert<Acc>(g[u].items[i]), convert<Acc>(x[u].items[i])));
+          }
         }
       }
     }
@@ -83,34 +144,53 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
   }
 }
 
+inline unsigned thread_grid(int64_t items) {
+  return unsigned(std::clamp<int64_t>((items + kBlockThreads - 1) / kBlockThreads, 1, kMaxGrid));
+}
+
 template <typename T>
 void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUnpermuteShape shape, T* out,
              cudaStream_t stream) {
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
   constexpr int kVec = 16 / sizeof(T);
   const auto* w = static_cast<const Acc*>(gates);
-  const unsigned grid = moe::warp_grid(shape.tokens);
-  if (moe::pack_width<T>(shape.hidden, expert_out, out) == kVec) {
-    combine_kernel<T, Acc, kVec><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+  const int vec = moe::pack_width<T>(shape.hidden, expert_out, out);
+  const unsigned grid = thread_grid(shape.tokens * (shape.hidden / vec));
+  if (vec != kVec) {
+    combine_kernel<T, Acc, 1, 8><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+  } else if (shape.k <= 2) {
+    combine_kernel<T, Acc, kVec, 2><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+  } else if (shape.k <= 4) {
+    combine_kernel<T, Acc, kVec, 4><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
   } else {
-    combine_kernel<T, Acc, 1><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+    combine_kernel<T, Acc, kVec, 8><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
   }
   GPUPRIM_LAUNCH_CHECK();
 }
 
 template <typename T>
 void backward(const T* grad, const T* expert_out, const int64_t* slots, const void* gates, MoeUnpermuteShape shape,
-              T* grad_expert_out, void* grad_gates, cudaStream_t stream) {
+              T* grad_expert_out, void* grad_gates, Workspace& workspace, cudaStream_t stream) {
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
   constexpr int kVec = 16 / sizeof(T);
   const auto* w = static_cast<const Acc*>(gates);
   auto* gg = static_cast<Acc*>(grad_gates);
-  const unsigned grid = moe::warp_grid(shape.tokens * shape.k);
+  auto* pair_of_row = static_cast<long long*>(workspace.allocate(sizeof(long long) * std::max<int64_t>(shape.rows, 1)));
+  if (shape.rows > 0) {
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(pair_of_row, 0xff, sizeof(long long) * shape.rows, stream));  // -1
+  }
+  if (shape.tokens * shape.k > 0) {
+    invert_slots_kernel<Acc><<<thread_grid(shape.tokens * shape.k), kBlockThreads, 0, stream>>>(slots, shape,
+                                                                                               pair_of_row, gg);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+  if (shape.rows == 0) return;
+  const unsigned grid = moe::warp_grid(shape.rows);
   if (moe::pack_width<T>(shape.hidden, grad, expert_out, grad_expert_out) == kVec) {
-    backward_kernel<T, Acc, kVec><<<grid, kBlockThreads, 0, stream>>>(grad, expert_out, slots, w, shape,
+    backward_kernel<T, Acc, kVec><<<grid, kBlockThreads, 0, stream>>>(grad, expert_out, pair_of_row, w, shape,
                                                                       grad_expert_out, gg);
   } else {
-    backward_kernel<T, Acc, 1><<<grid, kBlockThreads, 0, stream>>>(grad, expert_out, slots, w, shape,
+    backward_kernel<T, Acc, 1><<<grid, kBlockThreads, 0, stream>>>(grad, expert_out, pair_of_row, w, shape,
                                                                    grad_expert_out, gg);
   }
   GPUPRIM_LAUNCH_CHECK();
@@ -140,12 +220,12 @@ void moe_unpermute_cuda_launch(const void* expert_out, DType type, const int64_t
 
 void moe_unpermute_backward_cuda_launch(const void* grad, const void* expert_out, DType type, const int64_t* slots,
                                         const void* gates, MoeUnpermuteShape shape, void* grad_expert_out,
-                                        void* grad_gates, cudaStream_t stream) {
-  if (shape.tokens * shape.k == 0 || shape.hidden == 0) return;
+                                        void* grad_gates, Workspace& workspace, cudaStream_t stream) {
+  if (shape.hidden == 0) return;  // nothing to write (the glue zeroes grad_gates)
   dispatch_float("moe_unpermute_backward", type, [&](auto tag) {
     using T = decltype(tag);
     backward<T>(static_cast<const T*>(grad), static_cast<const T*>(expert_out), slots, gates, shape,
-                static_cast<T*>(grad_expert_out), grad_gates, stream);
+                static_cast<T*>(grad_expert_out), grad_gates, workspace, stream);
   });
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "common/dtype.h"
+#include "common/workspace.h"
 
 struct CUstream_st;
 typedef struct CUstream_st* cudaStream_t;
@@ -20,10 +21,11 @@ struct MoeUnpermuteShape {
 void moe_unpermute_cuda_launch(const void* expert_out, DType type, const int64_t* slots, const void* gates,
                                MoeUnpermuteShape shape, void* out, cudaStream_t stream);
 
-// grad_expert_out[slots[t, j]] = gates[t, j] * grad[t] (grad_expert_out zero on entry: other rows stay 0);
-// grad_gates (Acc [tokens, k], or nullptr: not wanted) = <grad[t], expert_out[slots[t, j]]>, 0 where dropped.
+// grad_expert_out[slots[t, j]] = gates[t, j] * grad[t], every other row 0 (grad_expert_out need not be
+// initialized); grad_gates (Acc [tokens, k], or nullptr: not wanted) = <grad[t], expert_out[slots[t, j]]>, 0 where
+// dropped. Writes nothing when hidden == 0.
 void moe_unpermute_backward_cuda_launch(const void* grad, const void* expert_out, DType type, const int64_t* slots,
                                         const void* gates, MoeUnpermuteShape shape, void* grad_expert_out,
-                                        void* grad_gates, cudaStream_t stream);
+                                        void* grad_gates, Workspace& workspace, cudaStream_t stream);
 
 }  // namespace gpuprim
