@@ -205,10 +205,10 @@ __device__ __forceinline__ void load_tile(uint4 (&tile)[kLoads], const uint4* __
 }
 
 // Filters positions [begin, end) of one row (`in` = its first element) into the buffer and leaves
-// the best min(k, end - begin) candidates sorted at its front; returns how many.
+// the best (at most k) of those above initial_threshold sorted at its front; returns how many.
 template <typename Input>
 __device__ int filter_range(FilterShared& s, Input input, const typename Input::Element* __restrict__ in,
-                            int64_t begin, int64_t end, int k) {
+                            int64_t begin, int64_t end, int k, Candidate initial_threshold) {
   using Element = typename Input::Element;
   constexpr int kVector = 16 / int(sizeof(Element));           // elements per 16-byte load
   constexpr int kLoads = kTileElements / (kThreads * kVector);  // loads per thread per tile
@@ -230,7 +230,9 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
   if (threadIdx.x == 0) s.added[0] = s.added[1] = 0;
   __syncthreads();
   int count = 0;
-  Candidate threshold = 0;  // admit candidates > threshold; 0: all (every candidate is > 0)
+  // Admit candidates > threshold: 0 admits all (every candidate is > 0); a row bound from the
+  // histogram pre-pass admits only the bins that can hold the row's top k.
+  Candidate threshold = initial_threshold;
   // Tile 0: the loose elements.
   {
     const int64_t t = int64_t(threadIdx.x);
@@ -297,6 +299,85 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
   return count;
 }
 
+// ---- Histogram pre-pass (few rows): the row's keys counted by their top kHistogramBits bits
+// (exact integer counts) give, before the filter reads the row, the highest bin b such that bins
+// >= b hold at least k keys: every key below bin b is beaten by k others, so the filter admits
+// only bins >= b — on typical data a few hundred keys per row instead of k per chunk.
+constexpr int kHistogramBits = 11, kHistogramBins = 1 << kHistogramBits;
+
+template <typename Bits>
+__global__ void __launch_bounds__(kThreads)
+    row_histogram_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, int64_t chunks, int64_t chunk_length,
+                         KeyCodec<Bits> codec, unsigned* __restrict__ row_histograms) {
+  constexpr int kShift = int(sizeof(Bits)) * 8 - kHistogramBits;
+  constexpr int kVector = 16 / int(sizeof(Bits));
+  __shared__ unsigned histogram[kHistogramBins];
+  for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
+    const int64_t row = item / chunks, chunk = item % chunks;
+    const int64_t begin = chunk * chunk_length;
+    const int64_t end = std::min(n, begin + chunk_length);
+    const Bits* in = x + row * n;
+    for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) histogram[b] = 0;
+    __syncthreads();
+    const auto address = reinterpret_cast<uintptr_t>(in + begin);
+    const int64_t head = std::min<int64_t>(int64_t((16 - (address & 15)) & 15) / int64_t(sizeof(Bits)), end - begin);
+    const int64_t vectors = (end - begin - head) / kVector;
+    const int64_t body_end = begin + head + vectors * kVector;
+    const uint4* body = reinterpret_cast<const uint4*>(in + begin + head);
+    for (int64_t v = threadIdx.x; v < vectors; v += kThreads) {
+      const uint4 loaded = __ldcs(body + v);
+      const Bits* elements = reinterpret_cast<const Bits*>(&loaded);
+#pragma unroll
+      for (int e = 0; e < kVector; ++e) atomicAdd(&histogram[codec.encode(elements[e]) >> kShift], 1u);
+    }
+    const int64_t loose = head + (end - body_end);
+    if (int64_t(threadIdx.x) < loose) {
+      const int64_t position = int64_t(threadIdx.x) < head ? begin + threadIdx.x : body_end + (threadIdx.x - head);
+      atomicAdd(&histogram[codec.encode(in[position]) >> kShift], 1u);
+    }
+    __syncthreads();
+    for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) {
+      if (histogram[b] != 0) atomicAdd(&row_histograms[row * kHistogramBins + b], histogram[b]);  // exact
+    }
+    __syncthreads();  // the histogram is reused
+  }
+}
+
+// The admission threshold from a row's histogram (see above); every thread returns the same.
+template <typename Bits>
+__device__ Candidate bin_threshold(FilterShared& s, const unsigned* __restrict__ histogram, int k) {
+  constexpr int kShift = int(sizeof(Bits)) * 8 - kHistogramBits;
+  constexpr int kPerLane = kHistogramBins / kWarp;
+  if (threadIdx.x < kWarp) {  // warp 0: lane l sums bins [l * kPerLane, (l + 1) * kPerLane)
+    const int lane = int(threadIdx.x);
+    unsigned long long lane_total = 0;
+    for (int j = 0; j < kPerLane; ++j) lane_total += histogram[lane * kPerLane + j];
+    unsigned long long running = lane_total;  // inclusive suffix sum: higher lanes hold higher bins
+    for (int offset = 1; offset < kWarp; offset *= 2) {
+      const unsigned long long other = __shfl_down_sync(kFullMask, running, offset);
+      if (lane + offset < kWarp) running += other;
+    }
+    const unsigned long long above = running - lane_total;
+    if (above < static_cast<unsigned long long>(k) && static_cast<unsigned long long>(k) <= running) {
+      unsigned long long taken = above;
+      int bin = lane * kPerLane;
+      for (int j = kPerLane - 1; j >= 0; --j) {
+        taken += histogram[lane * kPerLane + j];
+        if (taken >= static_cast<unsigned long long>(k)) {
+          bin = lane * kPerLane + j;
+          break;
+        }
+      }
+      // Candidates of keys in bins >= bin are >= (bin << kShift) << 32: admit c > that - 1.
+      s.bound = bin == 0 ? 0 : (Candidate(unsigned(bin) << kShift) << 32) - 1;
+    }
+  }
+  __syncthreads();
+  const Candidate threshold = s.bound;
+  __syncthreads();  // s.bound is keep_best's too
+  return threshold;
+}
+
 // One block per (row, chunk) item: chunk c of a row covers [c * chunk_length, ...) of its
 // row_length elements. With `candidates` set, an item writes its best k (0-padded) to
 // candidates[item * k ...]; otherwise (one chunk per row) the row's top k to values / indices,
@@ -304,15 +385,19 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
 template <typename Bits, typename Input>
 __global__ void __launch_bounds__(kThreads, 4)
     filter_topk_kernel(Input input, const typename Input::Element* __restrict__ in, int64_t rows, int64_t row_length,
-                       int64_t chunks, int64_t chunk_length, int k, Candidate* __restrict__ candidates,
-                       const Bits* __restrict__ x, int64_t n, Bits* __restrict__ values,
-                       int64_t* __restrict__ indices) {
+                       int64_t chunks, int64_t chunk_length, int k, const unsigned* __restrict__ row_histograms,
+                       Candidate* __restrict__ candidates, const Bits* __restrict__ x, int64_t n,
+                       Bits* __restrict__ values, int64_t* __restrict__ indices) {
   __shared__ FilterShared s;
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
     const int64_t row = item / chunks, chunk = item % chunks;
     const int64_t begin = chunk * chunk_length;
     const int64_t end = std::min(row_length, begin + chunk_length);
-    const int kept = filter_range(s, input, in + row * row_length, begin, end, k);
+    Candidate initial_threshold = 0;
+    if (row_histograms != nullptr) {
+      initial_threshold = bin_threshold<Bits>(s, row_histograms + row * kHistogramBins, k);
+    }
+    const int kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold);
     if (candidates != nullptr) {
       for (int i = int(threadIdx.x); i < k; i += kThreads) candidates[item * k + i] = i < kept ? s.buffer[i] : 0;
     } else {
@@ -337,14 +422,17 @@ std::pair<int64_t, int64_t> plan_chunks(int64_t rows, int64_t row_length, int64_
   return {(row_length + chunk_length - 1) / chunk_length, chunk_length};
 }
 
+unsigned grid_of(int64_t items, int64_t resident_blocks) {
+  return static_cast<unsigned>(std::min<int64_t>(items, std::max<int64_t>(resident_blocks, 1) * 8));
+}
+
 template <typename Bits, typename Input>
 void launch_level(Input input, const typename Input::Element* in, int64_t rows, int64_t row_length, int64_t chunks,
-                  int64_t chunk_length, int64_t k, Candidate* candidates, const Bits* x, int64_t n, Bits* values,
-                  int64_t* indices, int64_t resident_blocks, cudaStream_t stream) {
-  const int64_t items = rows * chunks;
-  const auto grid = static_cast<unsigned>(std::min<int64_t>(items, std::max<int64_t>(resident_blocks, 1) * 8));
-  filter_topk_kernel<Bits, Input><<<grid, kThreads, 0, stream>>>(input, in, rows, row_length, chunks, chunk_length,
-                                                                  int(k), candidates, x, n, values, indices);
+                  int64_t chunk_length, int64_t k, const unsigned* row_histograms, Candidate* candidates,
+                  const Bits* x, int64_t n, Bits* values, int64_t* indices, int64_t resident_blocks,
+                  cudaStream_t stream) {
+  filter_topk_kernel<Bits, Input><<<grid_of(rows * chunks, resident_blocks), kThreads, 0, stream>>>(
+      input, in, rows, row_length, chunks, chunk_length, int(k), row_histograms, candidates, x, n, values, indices);
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -366,24 +454,33 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   const int64_t resident = resident_blocks<Bits>();
   auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
   if (chunks == 1) {
-    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, nullptr, x, n, values, indices, resident, stream);
+    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, nullptr, nullptr, x, n, values, indices, resident,
+                       stream);
     return;
   }
-  // Level 0 over the rows, then levels over the candidates until one chunk per row is left.
+  // The histogram pre-pass (one more read of the rows, exact integer counts), level 0 over the
+  // rows, then levels over the candidates until one chunk per row is left.
+  const size_t histogram_bytes = size_t(rows) * kHistogramBins * sizeof(unsigned);
+  auto* row_histograms = static_cast<unsigned*>(workspace.allocate(histogram_bytes));
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_histograms, 0, histogram_bytes, stream));
+  row_histogram_kernel<Bits><<<grid_of(rows * chunks, resident), kThreads, 0, stream>>>(x, rows, n, chunks,
+                                                                                       chunk_length, codec,
+                                                                                       row_histograms);
+  GPUPRIM_LAUNCH_CHECK();
   auto* candidates = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-  launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k, candidates, x, n, values, indices,
-                     resident, stream);
+  launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k, row_histograms, candidates, x, n,
+                     values, indices, resident, stream);
   int64_t length = chunks * k;
   for (;;) {
     std::tie(chunks, chunk_length) = plan_chunks(rows, length, k, resident);
     if (chunks == 1) {
-      launch_level<Bits>(CandidateInput{}, candidates, rows, length, 1, length, k, nullptr, x, n, values, indices,
-                         resident, stream);
+      launch_level<Bits>(CandidateInput{}, candidates, rows, length, 1, length, k, nullptr, nullptr, x, n, values,
+                         indices, resident, stream);
       return;
     }
     auto* next = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-    launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, next, x, n, values,
-                       indices, resident, stream);
+    launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, nullptr, next, x, n,
+                       values, indices, resident, stream);
     candidates = next;
     length = chunks * k;
   }
