@@ -473,17 +473,18 @@ def test_cuda_metadata_matches_cpu(case):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("tokens", [3000, 1000])  # unpermute: a warp per token / a thread per pack
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
-def test_cuda_permute_unpermute_bitwise_equal_cpu(dtype):
-    expert_ids, gates = reference_gating(make_logits(3000, 64, "randn", seed=10), 8)
+def test_cuda_permute_unpermute_bitwise_equal_cpu(dtype, tokens):
+    expert_ids, gates = reference_gating(make_logits(tokens, 64, "randn", seed=10), 8)
     cpu = routing_for(expert_ids, gates, 64, pad_to=128)
     cuda = routing_for(expert_ids.cuda(), gates.cuda(), 64, pad_to=128)
-    hidden = torch.randn(3000, 264).to(dtype)
+    hidden = torch.randn(tokens, 264).to(dtype)
     assert_bitwise_equal(gpuprim.moe_permute(hidden.cuda(), cuda).cpu(), gpuprim.moe_permute(hidden, cpu))
     expert_out = torch.randn(cpu.token_ids.size(0), 264).to(dtype)
     assert_bitwise_equal(gpuprim.moe_unpermute(expert_out.cuda(), cuda, cuda.gates).cpu(),
                          gpuprim.moe_unpermute(expert_out, cpu, cpu.gates))
-    grad = torch.randn(3000, 264).to(dtype)
+    grad = torch.randn(tokens, 264).to(dtype)
     gc, gg = torch.ops.gpuprim.moe_unpermute_backward(grad.cuda(), expert_out.cuda(), cuda.slots, cuda.gates, True)
     rc, rg = torch.ops.gpuprim.moe_unpermute_backward(grad, expert_out, cpu.slots, cpu.gates, True)
     assert_bitwise_equal(gc.cpu(), rc)
