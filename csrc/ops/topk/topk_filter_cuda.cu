@@ -324,11 +324,21 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t vectors = (end - begin - head) / kVector;
     const int64_t body_end = begin + head + vectors * kVector;
     const uint4* body = reinterpret_cast<const uint4*>(in + begin + head);
-    for (int64_t v = threadIdx.x; v < vectors; v += kThreads) {
-      const uint4 loaded = __ldcs(body + v);
-      const Bits* elements = reinterpret_cast<const Bits*>(&loaded);
+    constexpr int kInFlight = 4;  // loads per thread before counting (a short chunk is latency-bound)
+    for (int64_t first = threadIdx.x; first < vectors; first += int64_t(kInFlight) * kThreads) {
+      uint4 loaded[kInFlight];
 #pragma unroll
-      for (int e = 0; e < kVector; ++e) atomicAdd(&histogram[codec.encode(elements[e]) >> kShift], 1u);
+      for (int u = 0; u < kInFlight; ++u) {
+        const int64_t v = first + int64_t(u) * kThreads;
+        loaded[u] = v < vectors ? __ldcs(body + v) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+        if (first + int64_t(u) * kThreads >= vectors) break;
+        const Bits* elements = reinterpret_cast<const Bits*>(&loaded[u]);
+#pragma unroll
+        for (int e = 0; e < kVector; ++e) atomicAdd(&histogram[codec.encode(elements[e]) >> kShift], 1u);
+      }
     }
     const int64_t loose = head + (end - body_end);
     if (int64_t(threadIdx.x) < loose) {
