@@ -236,16 +236,20 @@ __global__ void __launch_bounds__(kThreads) head_kernel(const K* __restrict__ ke
 }
 
 // run_id[i] = inclusive scan of head - 1: writes each run's start and key, start[num_runs] = n, and num_runs.
+// row_run (dense sum/mean, else nullptr): row_run[key] = r for every run but the sentinel's (-1 elsewhere, set
+// before the launch).
 template <typename K, typename V>
 __global__ void __launch_bounds__(kThreads) runs_kernel(const K* __restrict__ keys, const V* __restrict__ head,
-                                                        const V* __restrict__ run_end, int64_t n,
+                                                        const V* __restrict__ run_end, int64_t n, K sentinel,
                                                         K* __restrict__ unique, V* __restrict__ start,
-                                                        V* __restrict__ num_runs) {
+                                                        V* __restrict__ num_runs, V* __restrict__ row_run) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const V r = run_end[i] - 1;
     if (head[i]) {
-      unique[r] = keys[i];
+      const K key = keys[i];
+      unique[r] = key;
       start[r] = static_cast<V>(i);
+      if (row_run != nullptr && key != sentinel) row_run[key] = r;
     }
     if (i == n - 1) {
       start[r + 1] = static_cast<V>(n);
@@ -267,11 +271,16 @@ struct RunPlanPlus {
   }
 };
 
+// Also writes num_rows (when not null): the runs but the sentinel's (saves a one-thread launch).
 template <typename K, typename V>
 __global__ void __launch_bounds__(kThreads) plan_kernel(const K* __restrict__ unique, const V* __restrict__ start,
                                                         const V* __restrict__ num_runs, int64_t n, K sentinel,
-                                                        int64_t chunk, RunPlan<V>* __restrict__ plan) {
+                                                        int64_t chunk, RunPlan<V>* __restrict__ plan,
+                                                        int64_t* __restrict__ num_rows) {
   const int64_t runs = *num_runs;
+  if (num_rows != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
+    *num_rows = runs > 0 && unique[runs - 1] == sentinel ? runs - 1 : runs;
+  }
   for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < n; r += int64_t(gridDim.x) * blockDim.x) {
     RunPlan<V> p{V(0), V(0), V(0)};
     if (r < runs && unique[r] != sentinel) {
@@ -311,7 +320,42 @@ struct ReduceArgs {
   T* out;                   // dense: out + key * width; sparse: out + run * width and rows[run] = key
   int64_t* rows;            // sparse only
   bool sparse;
+  const V* row_run;         // dense sum/mean: run of each row of out (-1: none), else nullptr
 };
+
+// acc = the pairs [begin, end) (sorted = position order) at columns [col, col + Vec), folded in that order
+// with kUnroll rows in flight; times per_sample_weights, or over the bag's size for mean.
+template <typename T, typename K, typename V, int Vec>
+__device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t begin, int64_t end, int64_t col,
+                                           typename AccOf<T>::type (&acc)[Vec]) {
+  using Acc = typename AccOf<T>::type;
+#pragma unroll
+  for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
+  for (int64_t i = begin; i < end; i += kUnroll) {
+    VecOf<Vec, T> rows[kUnroll];
+    Acc scale[kUnroll];
+    bool divide[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i + u >= end) continue;
+      const int64_t p = static_cast<int64_t>(a.positions[i + u]);
+      const int64_t row = a.bag_of ? static_cast<int64_t>(a.bag_of[p]) : p;
+      rows[u] = load_vec<Vec>(a.src + row * a.width + col);
+      divide[u] = a.bag_size != nullptr;
+      const int64_t size = a.bag_size ? a.bag_size[row] : int64_t(1);
+      scale[u] = a.psw ? convert<Acc>(a.psw[p]) : static_cast<Acc>(size > 1 ? size : int64_t(1));
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i + u >= end) break;
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) {
+        const Acc g = convert<Acc>(rows[u].items[j]);
+        acc[j] += divide[u] ? g / scale[u] : g * scale[u];  // mean divides, as the CPU kernel
+      }
+    }
+  }
+}
 
 // Two passes over the same code: `hot` false: one work item per run, the runs of a single chunk (most runs;
 // no search); `hot` true: one work item per chunk of the hot runs (found by a binary search in the scanned
@@ -346,32 +390,7 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, 
     const int64_t key = static_cast<int64_t>(a.unique[r]);
     for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
       Acc acc[Vec];
-#pragma unroll
-      for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
-      for (int64_t i = begin; i < end; i += kUnroll) {
-        VecOf<Vec, T> rows[kUnroll];
-        Acc scale[kUnroll];
-        bool divide[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          if (i + u >= end) continue;
-          const int64_t p = static_cast<int64_t>(a.positions[i + u]);
-          const int64_t row = a.bag_of ? static_cast<int64_t>(a.bag_of[p]) : p;
-          rows[u] = load_vec<Vec>(a.src + row * a.width + col);
-          divide[u] = a.bag_size != nullptr;
-          const int64_t size = a.bag_size ? a.bag_size[row] : int64_t(1);
-          scale[u] = a.psw ? convert<Acc>(a.psw[p]) : static_cast<Acc>(size > 1 ? size : int64_t(1));
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          if (i + u >= end) break;
-#pragma unroll
-          for (int j = 0; j < Vec; ++j) {
-            const Acc g = convert<Acc>(rows[u].items[j]);
-            acc[j] += divide[u] ? g / scale[u] : g * scale[u];  // mean divides, as the CPU kernel
-          }
-        }
-      }
+      fold_pairs<T, K, V, Vec>(a, begin, end, col, acc);
       if (!hot) {
         VecOf<Vec, T> result;
 #pragma unroll
@@ -384,6 +403,50 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, 
       }
     }
     if (a.sparse && lane == 0 && !hot) a.rows[r] = key;  // hot runs: combine_kernel
+  }
+}
+
+// Dense sum/mean: writes every row of out exactly once in one pass over the table (zeros where a row got no
+// pair, the folded pairs of a single-chunk run elsewhere; hot runs are left to combine_kernel), instead of a
+// zero fill of the whole table followed by a scatter of the touched rows. Each block iteration takes a tile of
+// kThreads rows: thread t looks up row k0 + t's pair range (its two dependent loads done for all the tile's rows
+// at once), then groups of `group` lanes write the tile's rows.
+template <typename T, typename K, typename V, int Vec>
+__global__ void __launch_bounds__(kThreads) dense_rows_kernel(ReduceArgs<T, K, V> a, int64_t out_rows, int group) {
+  using Acc = typename AccOf<T>::type;
+  __shared__ V tile_begin[kThreads];
+  __shared__ V tile_end[kThreads];
+  const int lane = threadIdx.x % group;
+  const int per_block = kThreads / group;
+  for (int64_t k0 = int64_t(blockIdx.x) * kThreads; k0 < out_rows; k0 += int64_t(gridDim.x) * kThreads) {
+    // block-uniform loop (barriers inside)
+    const int64_t k = k0 + threadIdx.x;
+    V begin = V(0), end = V(0);  // an empty range: a zero row
+    if (k < out_rows) {
+      const int64_t r = static_cast<int64_t>(a.row_run[k]);
+      if (r >= 0) {
+        begin = a.start[r];
+        end = a.start[r + 1];
+      }
+    }
+    tile_begin[threadIdx.x] = begin;
+    tile_end[threadIdx.x] = end;
+    __syncthreads();
+    const int64_t tile_rows = out_rows - k0 < kThreads ? out_rows - k0 : int64_t(kThreads);
+    for (int64_t t = threadIdx.x / group; t < tile_rows; t += per_block) {  // group-uniform
+      const int64_t b = static_cast<int64_t>(tile_begin[t]), e = static_cast<int64_t>(tile_end[t]);
+      if (e - b > a.chunk) continue;  // hot run (several chunks): combine_kernel writes the row
+      T* dst = a.out + (k0 + t) * a.width;
+      for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
+        Acc acc[Vec];
+        fold_pairs<T, K, V, Vec>(a, b, e, col, acc);
+        VecOf<Vec, T> result;
+#pragma unroll
+        for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
+        store_vec<Vec>(dst + col, result);
+      }
+    }
+    __syncthreads();  // the tile's ranges are read before the next tile overwrites them
   }
 }
 
@@ -444,13 +507,6 @@ __global__ void __launch_bounds__(kCombineThreads)
   }
 }
 
-template <typename K, typename V>
-__global__ void num_rows_kernel(const K* __restrict__ unique, const V* __restrict__ num_runs, K sentinel,
-                                int64_t* __restrict__ num_rows) {
-  const int64_t runs = *num_runs;
-  *num_rows = runs > 0 && unique[runs - 1] == sentinel ? runs - 1 : runs;
-}
-
 // d out[bag(p)] / d psw[p]: one warp per position (16-byte loads when rows allow), a dot product folded in a
 // fixed shuffle tree.
 template <typename T, typename I, int Vec>
@@ -479,10 +535,12 @@ __global__ void __launch_bounds__(kThreads) psw_grad_kernel(const T* __restrict_
   }
 }
 
-// Steps 3-6 on sorted pairs: runs, plan, chunk and combine kernels.
+// Steps 3-6 on sorted pairs: runs, plan, chunk and combine kernels. dense_rows > 0 (dense sum/mean): out has
+// that many rows, each written exactly once here (out need not be zeroed): the single-chunk runs and the rows
+// without pairs by dense_rows_kernel, the hot runs by combine_kernel. Otherwise out must be zero on entry.
 template <typename T, typename K, typename V>
 void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, int64_t* num_rows,
-                   Workspace& workspace, cudaStream_t stream) {
+                   int64_t dense_rows, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
   auto* head = static_cast<V*>(workspace.allocate(sizeof(V) * n));
   auto* run_end = static_cast<V*>(workspace.allocate(sizeof(V) * n));
@@ -497,19 +555,23 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
   GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head, run_end, n, stream));
   void* temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
   GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, head, run_end, n, stream));
-  runs_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, head, run_end, n, unique, start, num_runs);
+  V* row_run = nullptr;
+  if (dense_rows > 0) {
+    // 4 (or 8) bytes per table row, against the D * sizeof(T) bytes per row that a separate zero fill wrote.
+    row_run = static_cast<V*>(workspace.allocate(sizeof(V) * dense_rows));
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_run, 0xff, sizeof(V) * dense_rows, stream));  // every byte 0xff: -1
+  }
+  runs_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, head, run_end, n, sentinel, unique, start,
+                                                                    num_runs, row_run);
   GPUPRIM_LAUNCH_CHECK();
   plan_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(unique, start, num_runs, n, sentinel, a.chunk,
-                                                                    counts);
+                                                                    counts, num_rows);
   GPUPRIM_LAUNCH_CHECK();
   temp_bytes = 0;
   GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, counts, plan, RunPlanPlus(), n, stream));
   temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
   GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, counts, plan, RunPlanPlus(), n, stream));
-  if (num_rows != nullptr) {
-    num_rows_kernel<K, V><<<1, 1, 0, stream>>>(unique, num_runs, sentinel, num_rows);
-    GPUPRIM_LAUNCH_CHECK();
-  }
+  a.row_run = row_run;
   a.unique = unique;
   a.start = start;
   a.num_runs = num_runs;
@@ -524,7 +586,13 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     int group = kWarp;  // the fewest lanes whose loads cover a row (1 for max's single elements)
     while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
     const int64_t grid_cap = 4 * resident_blocks(chunk);
-    chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, false, partials);
+    if (dense_rows > 0) {
+      auto dense = dense_rows_kernel<T, K, V, kVec>;
+      dense<<<grid_for(dense_rows, kThreads, 4 * resident_blocks(dense)), kThreads, 0, stream>>>(a, dense_rows,
+                                                                                                   group);
+    } else {
+      chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, false, partials);
+    }
     GPUPRIM_LAUNCH_CHECK();
     chunk<<<grid_for(partial_rows, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, true, partials);
     GPUPRIM_LAUNCH_CHECK();
@@ -570,7 +638,8 @@ void backward_sum(const T* grad, const T* weight, const I* indices, const int64_
   a.out = grad_weight;
   a.rows = rows;
   a.sparse = sparse;
-  reduce_sorted<T, K, V>(keys[sorted], n, static_cast<K>(s.num_weights), a, num_rows, workspace, stream);
+  reduce_sorted<T, K, V>(keys[sorted], n, static_cast<K>(s.num_weights), a, num_rows, sparse ? 0 : s.num_weights,
+                         workspace, stream);
 }
 
 template <typename T, typename K, typename V>
@@ -590,7 +659,7 @@ void backward_max(const T* grad, const int64_t* max_indices, const EmbeddingBagS
   a.positions = values[sorted];
   a.chunk = chunk_size(n);
   a.out = grad_weight;
-  reduce_sorted<T, K, V>(keys[sorted], n, sentinel, a, nullptr, workspace, stream);
+  reduce_sorted<T, K, V>(keys[sorted], n, sentinel, a, nullptr, 0, workspace, stream);
 }
 
 }  // namespace
