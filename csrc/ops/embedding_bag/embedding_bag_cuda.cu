@@ -324,7 +324,8 @@ struct ReduceArgs {
 };
 
 // acc = the pairs [begin, end) (sorted = position order) at columns [col, col + Vec), folded in that order
-// with kUnroll rows in flight; times per_sample_weights, or over the bag's size for mean.
+// with kUnroll rows in flight; times per_sample_weights, or (mean) times 1 / the bag's size, as the CPU kernel:
+// one division per pair instead of one per element (an IEEE fp32 division is a ~20-instruction sequence).
 template <typename T, typename K, typename V, int Vec>
 __device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t begin, int64_t end, int64_t col,
                                            typename AccOf<T>::type (&acc)[Vec]) {
@@ -334,25 +335,26 @@ __device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t
   for (int64_t i = begin; i < end; i += kUnroll) {
     VecOf<Vec, T> rows[kUnroll];
     Acc scale[kUnroll];
-    bool divide[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       if (i + u >= end) continue;
       const int64_t p = static_cast<int64_t>(a.positions[i + u]);
       const int64_t row = a.bag_of ? static_cast<int64_t>(a.bag_of[p]) : p;
       rows[u] = load_vec<Vec>(a.src + row * a.width + col);
-      divide[u] = a.bag_size != nullptr;
-      const int64_t size = a.bag_size ? a.bag_size[row] : int64_t(1);
-      scale[u] = a.psw ? convert<Acc>(a.psw[p]) : static_cast<Acc>(size > 1 ? size : int64_t(1));
+      if (a.psw) {
+        scale[u] = convert<Acc>(a.psw[p]);
+      } else if (a.bag_size) {
+        const int64_t size = a.bag_size[row];
+        scale[u] = Acc(1) / static_cast<Acc>(size > 1 ? size : int64_t(1));
+      } else {
+        scale[u] = Acc(1);
+      }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       if (i + u >= end) break;
 #pragma unroll
-      for (int j = 0; j < Vec; ++j) {
-        const Acc g = convert<Acc>(rows[u].items[j]);
-        acc[j] += divide[u] ? g / scale[u] : g * scale[u];  // mean divides, as the CPU kernel
-      }
+      for (int j = 0; j < Vec; ++j) acc[j] += convert<Acc>(rows[u].items[j]) * scale[u];
     }
   }
 }
