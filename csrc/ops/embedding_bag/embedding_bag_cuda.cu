@@ -14,8 +14,9 @@
 // sorts last and is skipped.
 //   1. prep kernel        keys and values (and bag_of for sum with per_sample_weights)
 //   2. radix sort         stable CUB sort of the pairs by the key bits [0, bits(num_keys))
-//   3. run heads          head flags -> inclusive scan (CUB, integers) -> run starts and unique keys, on device
-//   4. plan               per run: chunks of chunk_size(n) pairs, partial rows (runs of several chunks), scanned
+//   3. run starts         CUB select of the positions where the key changes (run starts and their count, on device)
+//   4. plan               per run: its key, chunks of chunk_size(n) pairs, partial rows (runs of several chunks),
+//                         scanned; dense sum/mean also map each table row to its run
 //   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
 //                         (= position) order in fp32; a run of one chunk is stored directly (pass 1: one item
 //                         per run), a longer (hot) run stores one partial row per chunk (pass 2)
@@ -23,6 +24,8 @@
 //                         then the 32 warp sums are added in warp order
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
 // float atomics, no host sync.
+#include <thrust/iterator/counting_iterator.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -35,6 +38,7 @@
 #include "prim/types.cuh"
 
 namespace gpuprim {
+namespace thrust = THRUST_NS_QUALIFIER;  // wrapped in gpuprim_thrust, like CUB (prim/cub.cuh)
 namespace {
 
 constexpr int kWarp = 32;
@@ -228,35 +232,13 @@ __global__ void __launch_bounds__(kThreads) prep_max_kernel(const int64_t* __res
 }
 
 // ---------------------------------------------------------------- backward: runs
-template <typename K, typename V>
-__global__ void __launch_bounds__(kThreads) head_kernel(const K* __restrict__ keys, int64_t n, V* __restrict__ head) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    head[i] = (i == 0 || keys[i] != keys[i - 1]) ? V(1) : V(0);
-  }
-}
-
-// run_id[i] = inclusive scan of head - 1: writes each run's start and key, start[num_runs] = n, and num_runs.
-// row_run (dense sum/mean, else nullptr): row_run[key] = r for every run but the sentinel's (-1 elsewhere, set
-// before the launch).
-template <typename K, typename V>
-__global__ void __launch_bounds__(kThreads) runs_kernel(const K* __restrict__ keys, const V* __restrict__ head,
-                                                        const V* __restrict__ run_end, int64_t n, K sentinel,
-                                                        K* __restrict__ unique, V* __restrict__ start,
-                                                        V* __restrict__ num_runs, V* __restrict__ row_run) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const V r = run_end[i] - 1;
-    if (head[i]) {
-      const K key = keys[i];
-      unique[r] = key;
-      start[r] = static_cast<V>(i);
-      if (row_run != nullptr && key != sentinel) row_run[key] = r;
-    }
-    if (i == n - 1) {
-      start[r + 1] = static_cast<V>(n);
-      *num_runs = r + 1;
-    }
-  }
-}
+// A run starts at sorted position i when the key changes there (CUB's DeviceSelect::If over the positions
+// writes the run starts and their count in one pass, as in run_length_encode).
+template <typename K>
+struct IsRunHead {
+  const K* keys;
+  __device__ __forceinline__ bool operator()(int64_t i) const { return i == 0 || keys[i] != keys[i - 1]; }
+};
 
 template <typename V>
 struct RunPlan {
@@ -271,22 +253,33 @@ struct RunPlanPlus {
   }
 };
 
-// Also writes num_rows (when not null): the runs but the sentinel's (saves a one-thread launch).
+// Per run r < num_runs (start[r] from the select): its key unique[r], its plan entry (zero past num_runs), and
+// row_run[key] = r (dense sum/mean, when not null; -1 elsewhere, set before the launch). Thread 0 also writes
+// start[num_runs] = n (no thread here reads it: the last run ends at n) and num_rows (when not null): the runs
+// but the sentinel's, which is the last run when present.
 template <typename K, typename V>
-__global__ void __launch_bounds__(kThreads) plan_kernel(const K* __restrict__ unique, const V* __restrict__ start,
+__global__ void __launch_bounds__(kThreads) plan_kernel(const K* __restrict__ keys, V* __restrict__ start,
                                                         const V* __restrict__ num_runs, int64_t n, K sentinel,
-                                                        int64_t chunk, RunPlan<V>* __restrict__ plan,
+                                                        int64_t chunk, K* __restrict__ unique,
+                                                        V* __restrict__ row_run, RunPlan<V>* __restrict__ plan,
                                                         int64_t* __restrict__ num_rows) {
   const int64_t runs = *num_runs;
-  if (num_rows != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
-    *num_rows = runs > 0 && unique[runs - 1] == sentinel ? runs - 1 : runs;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    start[runs] = static_cast<V>(n);
+    if (num_rows != nullptr) *num_rows = runs > 0 && keys[n - 1] == sentinel ? runs - 1 : runs;
   }
   for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < n; r += int64_t(gridDim.x) * blockDim.x) {
     RunPlan<V> p{V(0), V(0), V(0)};
-    if (r < runs && unique[r] != sentinel) {
-      const int64_t count = int64_t(start[r + 1]) - int64_t(start[r]);
-      const V chunks = static_cast<V>((count + chunk - 1) / chunk);
-      p = {chunks, chunks > 1 ? chunks : V(0), chunks > 1 ? V(1) : V(0)};
+    if (r < runs) {
+      const int64_t begin = static_cast<int64_t>(start[r]);
+      const int64_t end = r + 1 < runs ? static_cast<int64_t>(start[r + 1]) : n;
+      const K key = keys[begin];
+      unique[r] = key;
+      if (key != sentinel) {
+        const V chunks = static_cast<V>((end - begin + chunk - 1) / chunk);
+        p = {chunks, chunks > 1 ? chunks : V(0), chunks > 1 ? V(1) : V(0)};
+        if (row_run != nullptr) row_run[key] = static_cast<V>(r);
+      }
     }
     plan[r] = p;
   }
@@ -544,30 +537,26 @@ template <typename T, typename K, typename V>
 void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, int64_t* num_rows,
                    int64_t dense_rows, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
-  auto* head = static_cast<V*>(workspace.allocate(sizeof(V) * n));
-  auto* run_end = static_cast<V*>(workspace.allocate(sizeof(V) * n));
   auto* unique = static_cast<K*>(workspace.allocate(sizeof(K) * n));
   auto* start = static_cast<V*>(workspace.allocate(sizeof(V) * (n + 1)));
   auto* num_runs = static_cast<V*>(workspace.allocate(sizeof(V)));
   auto* counts = static_cast<RunPlan<V>*>(workspace.allocate(sizeof(RunPlan<V>) * n));
   auto* plan = static_cast<RunPlan<V>*>(workspace.allocate(sizeof(RunPlan<V>) * n));
-  head_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, n, head);
-  GPUPRIM_LAUNCH_CHECK();
+  const thrust::counting_iterator<int64_t> positions(0);
   size_t temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head, run_end, n, stream));
+  GPUPRIM_CUDA_CHECK(
+      cub::DeviceSelect::If(nullptr, temp_bytes, positions, start, num_runs, n, IsRunHead<K>{keys}, stream));
   void* temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, head, run_end, n, stream));
+  GPUPRIM_CUDA_CHECK(
+      cub::DeviceSelect::If(temp, temp_bytes, positions, start, num_runs, n, IsRunHead<K>{keys}, stream));
   V* row_run = nullptr;
   if (dense_rows > 0) {
     // 4 (or 8) bytes per table row, against the D * sizeof(T) bytes per row that a separate zero fill wrote.
     row_run = static_cast<V*>(workspace.allocate(sizeof(V) * dense_rows));
     GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_run, 0xff, sizeof(V) * dense_rows, stream));  // every byte 0xff: -1
   }
-  runs_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, head, run_end, n, sentinel, unique, start,
-                                                                    num_runs, row_run);
-  GPUPRIM_LAUNCH_CHECK();
-  plan_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(unique, start, num_runs, n, sentinel, a.chunk,
-                                                                    counts, num_rows);
+  plan_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, start, num_runs, n, sentinel, a.chunk,
+                                                                    unique, row_run, counts, num_rows);
   GPUPRIM_LAUNCH_CHECK();
   temp_bytes = 0;
   GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, counts, plan, RunPlanPlus(), n, stream));
