@@ -58,9 +58,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
   at::Tensor grad_weight =
       every_row_written ? at::empty(grad_weight_size, w.options()) : at::zeros(grad_weight_size, w.options());
   at::Tensor rows = at::zeros({sparse ? nnz : 0}, long_options);
-  at::Tensor num_rows = at::zeros({1}, long_options);
+  // The kernels write num_rows (sum/mean) and every element of grad_psw when there is work: no fills then.
+  at::Tensor num_rows = work && args.mode != EmbeddingBagMode::kMax ? at::empty({1}, long_options)
+                                                                     : at::zeros({1}, long_options);
   const bool with_psw = per_sample_weights.has_value();
-  at::Tensor grad_psw = with_psw ? at::zeros(per_sample_weights->sizes(), w.options()) : at::zeros({0}, w.options());
+  at::Tensor grad_psw = !with_psw ? at::zeros({0}, w.options())
+                        : work    ? at::empty(per_sample_weights->sizes(), w.options())
+                                  : at::zeros(per_sample_weights->sizes(), w.options());
   if (!work) return {grad_weight, rows, num_rows, grad_psw};
   const at::Tensor bounds = embedding_bag_bounds(indices, offsets, include_last_offset);
   const at::Tensor psw = with_psw ? per_sample_weights->contiguous().view(-1) : at::Tensor();
