@@ -542,13 +542,15 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
   auto* num_runs = static_cast<V*>(workspace.allocate(sizeof(V)));
   auto* counts = static_cast<RunPlan<V>*>(workspace.allocate(sizeof(RunPlan<V>) * n));
   auto* plan = static_cast<RunPlan<V>*>(workspace.allocate(sizeof(RunPlan<V>) * n));
-  const thrust::counting_iterator<int64_t> positions(0);
+  // CUB sizes of V's width: 32-bit offsets inside CUB (faster kernels) whenever the pairs fit them.
+  const V items = static_cast<V>(n);
+  const thrust::counting_iterator<V> positions(0);
   size_t temp_bytes = 0;
   GPUPRIM_CUDA_CHECK(
-      cub::DeviceSelect::If(nullptr, temp_bytes, positions, start, num_runs, n, IsRunHead<K>{keys}, stream));
+      cub::DeviceSelect::If(nullptr, temp_bytes, positions, start, num_runs, items, IsRunHead<K>{keys}, stream));
   void* temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
   GPUPRIM_CUDA_CHECK(
-      cub::DeviceSelect::If(temp, temp_bytes, positions, start, num_runs, n, IsRunHead<K>{keys}, stream));
+      cub::DeviceSelect::If(temp, temp_bytes, positions, start, num_runs, items, IsRunHead<K>{keys}, stream));
   V* row_run = nullptr;
   if (dense_rows > 0) {
     // 4 (or 8) bytes per table row, against the D * sizeof(T) bytes per row that a separate zero fill wrote.
@@ -559,9 +561,10 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
                                                                     unique, row_run, counts, num_rows);
   GPUPRIM_LAUNCH_CHECK();
   temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, counts, plan, RunPlanPlus(), n, stream));
+  GPUPRIM_CUDA_CHECK(
+      cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, counts, plan, RunPlanPlus(), items, stream));
   temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, counts, plan, RunPlanPlus(), n, stream));
+  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, counts, plan, RunPlanPlus(), items, stream));
   a.row_run = row_run;
   a.unique = unique;
   a.start = start;
