@@ -15,8 +15,8 @@
 //   1. prep kernel        keys and values (and bag_of for sum with per_sample_weights)
 //   2. radix sort         stable CUB sort of the pairs by the key bits [0, bits(num_keys))
 //   3. run starts         CUB select of the positions where the key changes (run starts and their count, on device)
-//   4. plan               per run: its key, chunks of chunk_size(n) pairs, partial rows (runs of several chunks),
-//                         scanned; dense sum/mean also map each table row to its run
+//   4. runs, plan         per run: its key (dense sum/mean: and each table row's run); chunks of chunk_size(n)
+//                         pairs and partial rows (runs of several chunks), computed inside CUB's scan of them
 //   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
 //                         (= position) order in fp32; a run of one chunk is stored directly (pass 1: one item
 //                         per run), a longer (hot) run stores one partial row per chunk (pass 2)
@@ -25,6 +25,7 @@
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
 // float atomics, no host sync.
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -262,35 +263,44 @@ struct RunPlanPlus {
   }
 };
 
-// Per run r < num_runs (start[r] from the select): its key unique[r], its plan entry (zero past num_runs), and
-// row_run[key] = r (dense sum/mean, when not null; -1 elsewhere, set before the launch). Thread 0 also writes
-// start[num_runs] = n (no thread here reads it: the last run ends at n) and num_rows (when not null): the runs
-// but the sentinel's, which is the last run when present.
+// The plan entry of run r (zero for the sentinel run and past num_runs), computed while CUB scans it: the last
+// run ends at n, so start[num_runs] need not be written yet.
 template <typename K, typename V>
-__global__ void __launch_bounds__(kThreads) plan_kernel(const K* __restrict__ keys, V* __restrict__ start,
+struct PlanOfRun {
+  const K* keys;
+  const V* start;  // run starts (select output)
+  const V* num_runs;
+  int64_t n;
+  K sentinel;
+  int64_t chunk;
+  __host__ __device__ RunPlan<V> operator()(V run) const {
+    const int64_t r = static_cast<int64_t>(run), runs = static_cast<int64_t>(*num_runs);
+    if (r >= runs) return {V(0), V(0), V(0)};
+    const int64_t begin = static_cast<int64_t>(start[r]);
+    const int64_t end = r + 1 < runs ? static_cast<int64_t>(start[r + 1]) : n;
+    if (keys[begin] == sentinel) return {V(0), V(0), V(0)};
+    const V chunks = static_cast<V>((end - begin + chunk - 1) / chunk);
+    return {chunks, chunks > 1 ? chunks : V(0), chunks > 1 ? V(1) : V(0)};
+  }
+};
+
+// Per run r < num_runs (start[r] from the select): its key unique[r], and row_run[key] = r (dense sum/mean, when
+// not null; -1 elsewhere, set before the launch). Thread 0 also writes start[num_runs] = n (no thread here reads
+// it) and num_rows (when not null): the runs but the sentinel's, which is the last run when present.
+template <typename K, typename V>
+__global__ void __launch_bounds__(kThreads) runs_kernel(const K* __restrict__ keys, V* __restrict__ start,
                                                         const V* __restrict__ num_runs, int64_t n, K sentinel,
-                                                        int64_t chunk, K* __restrict__ unique,
-                                                        V* __restrict__ row_run, RunPlan<V>* __restrict__ plan,
+                                                        K* __restrict__ unique, V* __restrict__ row_run,
                                                         int64_t* __restrict__ num_rows) {
   const int64_t runs = *num_runs;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     start[runs] = static_cast<V>(n);
     if (num_rows != nullptr) *num_rows = runs > 0 && keys[n - 1] == sentinel ? runs - 1 : runs;
   }
-  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < n; r += int64_t(gridDim.x) * blockDim.x) {
-    RunPlan<V> p{V(0), V(0), V(0)};
-    if (r < runs) {
-      const int64_t begin = static_cast<int64_t>(start[r]);
-      const int64_t end = r + 1 < runs ? static_cast<int64_t>(start[r + 1]) : n;
-      const K key = keys[begin];
-      unique[r] = key;
-      if (key != sentinel) {
-        const V chunks = static_cast<V>((end - begin + chunk - 1) / chunk);
-        p = {chunks, chunks > 1 ? chunks : V(0), chunks > 1 ? V(1) : V(0)};
-        if (row_run != nullptr) row_run[key] = static_cast<V>(r);
-      }
-    }
-    plan[r] = p;
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < runs; r += int64_t(gridDim.x) * blockDim.x) {
+    const K key = keys[start[r]];
+    unique[r] = key;
+    if (row_run != nullptr && key != sentinel) row_run[key] = static_cast<V>(r);
   }
 }
 
@@ -548,7 +558,6 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
   auto* unique = static_cast<K*>(workspace.allocate(sizeof(K) * n));
   auto* start = static_cast<V*>(workspace.allocate(sizeof(V) * (n + 1)));
   auto* num_runs = static_cast<V*>(workspace.allocate(sizeof(V)));
-  auto* counts = static_cast<RunPlan<V>*>(workspace.allocate(sizeof(RunPlan<V>) * n));
   auto* plan = static_cast<RunPlan<V>*>(workspace.allocate(sizeof(RunPlan<V>) * n));
   // CUB sizes of V's width: 32-bit offsets inside CUB (faster kernels) whenever the pairs fit them.
   const V items = static_cast<V>(n);
@@ -565,14 +574,17 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     row_run = static_cast<V*>(workspace.allocate(sizeof(V) * dense_rows));
     GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_run, 0xff, sizeof(V) * dense_rows, stream));  // every byte 0xff: -1
   }
-  plan_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, start, num_runs, n, sentinel, a.chunk,
-                                                                    unique, row_run, counts, num_rows);
+  runs_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, start, num_runs, n, sentinel, unique,
+                                                                    row_run, num_rows);
   GPUPRIM_LAUNCH_CHECK();
+  const auto run_plans =
+      thrust::make_transform_iterator(thrust::counting_iterator<V>(0), PlanOfRun<K, V>{keys, start, num_runs, n,
+                                                                                       sentinel, a.chunk});
   temp_bytes = 0;
   GPUPRIM_CUDA_CHECK(
-      cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, counts, plan, RunPlanPlus(), items, stream));
+      cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, run_plans, plan, RunPlanPlus(), items, stream));
   temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, counts, plan, RunPlanPlus(), items, stream));
+  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, run_plans, plan, RunPlanPlus(), items, stream));
   a.row_run = row_run;
   a.unique = unique;
   a.start = start;
