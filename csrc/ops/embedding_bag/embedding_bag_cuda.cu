@@ -601,9 +601,8 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
     const int64_t grid_cap = 4 * resident_blocks(chunk);
     if (dense_rows > 0) {
-      auto dense = dense_rows_kernel<T, K, V, kVec>;
-      dense<<<grid_for(dense_rows, kThreads, 4 * resident_blocks(dense)), kThreads, 0, stream>>>(a, dense_rows,
-                                                                                                   group);
+      // A block per tile of kThreads rows (no cap: a tile is enough work, and the hardware balances the tail).
+      dense_rows_kernel<T, K, V, kVec><<<grid_for(dense_rows, kThreads), kThreads, 0, stream>>>(a, dense_rows, group);
     } else {
       chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, false, partials);
     }
