@@ -19,7 +19,9 @@
 //                         pairs and partial rows (runs of several chunks), computed inside CUB's scan of them
 //   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
 //                         (= position) order in fp32; a run of one chunk is stored directly (pass 1: one item
-//                         per run), a longer (hot) run stores one partial row per chunk (pass 2)
+//                         per run), a longer (hot) run stores one partial row per chunk (pass 2). Dense sum/mean:
+//                         the dense rows kernel instead writes every table row once (zeros for rows without
+//                         pairs) and then runs pass 2 in the same launch
 //   6. combine kernel     one block per hot run folds its partial rows: warp g takes rows g, g + 32, ...,
 //                         then the 32 warp sums are added in warp order
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
@@ -370,14 +372,51 @@ __device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t
   }
 }
 
-// Two passes over the same code: `hot` false: one work item per run, the runs of a single chunk (most runs;
-// no search); `hot` true: one work item per chunk of the hot runs (found by a binary search in the scanned
-// partial rows), each storing its partial row.
+// Work item w of a chunk pass. `hot` false: one item per run, the runs of a single chunk (most runs; no search);
+// `hot` true: one item per chunk of the hot runs (found by a binary search in the scanned partial rows), each
+// storing its partial row. `group` lanes per item (1 to 32, a power of two): no lane communication.
 template <typename T, typename K, typename V, int Vec>
-__global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, int group, bool hot,
-                                                         typename AccOf<T>::type* __restrict__ partials) {
+__device__ __forceinline__ void chunk_item(const ReduceArgs<T, K, V>& a, int64_t runs, int64_t w, bool hot, int lane,
+                                           int group, typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
-  // `group` lanes per item (1 to 32, a power of two): no lane communication, so any grouping works.
+  int64_t r, k;
+  RunPlan<V> before{V(0), V(0), V(0)};
+  if (hot) {
+    r = find_run(a.plan, runs, w, [](const RunPlan<V>& p) { return p.partials; });
+    if (r > 0) before = a.plan[r - 1];
+    k = w - int64_t(before.partials);  // the partial row is w itself
+  } else {
+    r = w;
+    if (r > 0) before = a.plan[r - 1];
+    if (int64_t(a.plan[r].chunks) - int64_t(before.chunks) != 1) return;  // empty (sentinel) or hot run
+    k = 0;
+  }
+  const int64_t begin = int64_t(a.start[r]) + k * a.chunk;
+  const int64_t stop = int64_t(a.start[r + 1]);
+  const int64_t end = stop < begin + a.chunk ? stop : begin + a.chunk;
+  const int64_t key = static_cast<int64_t>(a.unique[r]);
+  for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
+    Acc acc[Vec];
+    fold_pairs<T, K, V, Vec>(a, begin, end, col, acc);
+    if (!hot) {
+      VecOf<Vec, T> result;
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
+      store_vec<Vec>(a.out + (a.sparse ? r : key) * a.width + col, result);
+    } else {
+      Acc* dst = partials + w * a.width + col;
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) dst[j] = acc[j];
+    }
+  }
+  if (a.sparse && lane == 0 && !hot) a.rows[r] = key;  // hot runs: combine_kernel
+}
+
+// Two passes over chunk_item: Hot false (runs of one chunk), then Hot true (the chunks of hot runs).
+template <typename T, typename K, typename V, int Vec, bool Hot>
+__global__ void __launch_bounds__(kThreads)
+    chunk_kernel(ReduceArgs<T, K, V> a, int group, typename AccOf<T>::type* __restrict__ partials) {
+  constexpr bool hot = Hot;
   const int lane = threadIdx.x % group;
   const int per_block = kThreads / group;
   const int64_t runs = *a.num_runs;
@@ -385,37 +424,7 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, 
   const int64_t total = hot ? int64_t(a.plan[runs - 1].partials) : runs;
   for (int64_t w = int64_t(blockIdx.x) * per_block + threadIdx.x / group; w < total;
        w += int64_t(gridDim.x) * per_block) {
-    int64_t r, k;
-    RunPlan<V> before{V(0), V(0), V(0)};
-    if (hot) {
-      r = find_run(a.plan, runs, w, [](const RunPlan<V>& p) { return p.partials; });
-      if (r > 0) before = a.plan[r - 1];
-      k = w - int64_t(before.partials);  // the partial row is w itself
-    } else {
-      r = w;
-      if (r > 0) before = a.plan[r - 1];
-      if (int64_t(a.plan[r].chunks) - int64_t(before.chunks) != 1) continue;  // empty (sentinel) or hot run
-      k = 0;
-    }
-    const int64_t begin = int64_t(a.start[r]) + k * a.chunk;
-    const int64_t stop = int64_t(a.start[r + 1]);
-    const int64_t end = stop < begin + a.chunk ? stop : begin + a.chunk;
-    const int64_t key = static_cast<int64_t>(a.unique[r]);
-    for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
-      Acc acc[Vec];
-      fold_pairs<T, K, V, Vec>(a, begin, end, col, acc);
-      if (!hot) {
-        VecOf<Vec, T> result;
-#pragma unroll
-        for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
-        store_vec<Vec>(a.out + (a.sparse ? r : key) * a.width + col, result);
-      } else {
-        Acc* dst = partials + w * a.width + col;
-#pragma unroll
-        for (int j = 0; j < Vec; ++j) dst[j] = acc[j];
-      }
-    }
-    if (a.sparse && lane == 0 && !hot) a.rows[r] = key;  // hot runs: combine_kernel
+    chunk_item<T, K, V, Vec>(a, runs, w, hot, lane, group, partials);
   }
 }
 
@@ -423,9 +432,12 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, 
 // pair, the folded pairs of a single-chunk run elsewhere; hot runs are left to combine_kernel), instead of a
 // zero fill of the whole table followed by a scatter of the touched rows. Each block iteration takes a tile of
 // kThreads rows: thread t looks up row k0 + t's pair range (its two dependent loads done for all the tile's rows
-// at once), then groups of `group` lanes write the tile's rows.
+// at once), then groups of `group` lanes write the tile's rows. Afterwards the blocks share the hot runs' chunks
+// (chunk_kernel's second pass, here: one launch less, and it overlaps the row writes).
 template <typename T, typename K, typename V, int Vec>
-__global__ void __launch_bounds__(kThreads) dense_rows_kernel(ReduceArgs<T, K, V> a, int64_t out_rows, int group) {
+__global__ void __launch_bounds__(kThreads)
+    dense_rows_kernel(ReduceArgs<T, K, V> a, int64_t out_rows, int group,
+                      typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
   __shared__ V tile_begin[kThreads];
   __shared__ V tile_end[kThreads];
@@ -460,6 +472,12 @@ __global__ void __launch_bounds__(kThreads) dense_rows_kernel(ReduceArgs<T, K, V
       }
     }
     __syncthreads();  // the tile's ranges are read before the next tile overwrites them
+  }
+  const int64_t runs = *a.num_runs;
+  const int64_t hot_items = runs > 0 ? int64_t(a.plan[runs - 1].partials) : 0;
+  for (int64_t w = int64_t(blockIdx.x) * per_block + threadIdx.x / group; w < hot_items;
+       w += int64_t(gridDim.x) * per_block) {
+    chunk_item<T, K, V, Vec>(a, runs, w, true, lane, group, partials);
   }
 }
 
@@ -595,20 +613,24 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
   auto* partials = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * partial_rows * a.width));
   auto run = [&](auto vec_tag) {
     constexpr int kVec = decltype(vec_tag)::value;
-    auto chunk = chunk_kernel<T, K, V, kVec>;
+    auto chunk = chunk_kernel<T, K, V, kVec, false>;
     // Grid-stride loops over the real totals (read on the device); n bounds the busy part of the grid.
     int group = kWarp;  // the fewest lanes whose loads cover a row (1 for max's single elements)
     while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
     const int64_t grid_cap = 4 * resident_blocks(chunk);
     if (dense_rows > 0) {
-      // A block per tile of kThreads rows (no cap: a tile is enough work, and the hardware balances the tail).
-      dense_rows_kernel<T, K, V, kVec><<<grid_for(dense_rows, kThreads), kThreads, 0, stream>>>(a, dense_rows, group);
+      // A block per tile of kThreads rows (no cap: a tile is enough work, and the hardware balances the tail);
+      // the hot chunks inside the same launch.
+      dense_rows_kernel<T, K, V, kVec><<<grid_for(dense_rows, kThreads), kThreads, 0, stream>>>(a, dense_rows, group,
+                                                                                                  partials);
+      GPUPRIM_LAUNCH_CHECK();
     } else {
-      chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, false, partials);
+      chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, partials);
+      GPUPRIM_LAUNCH_CHECK();
+      chunk_kernel<T, K, V, kVec, true>
+          <<<grid_for(partial_rows, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, partials);
+      GPUPRIM_LAUNCH_CHECK();
     }
-    GPUPRIM_LAUNCH_CHECK();
-    chunk<<<grid_for(partial_rows, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, true, partials);
-    GPUPRIM_LAUNCH_CHECK();
     auto combine = combine_kernel<T, K, V, kVec>;
     combine<<<grid_for(n / a.chunk + 1, 1, 2 * resident_blocks(combine, kCombineThreads)), kCombineThreads, 0,
               stream>>>(a, partials);
