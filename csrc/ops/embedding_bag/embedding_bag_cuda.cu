@@ -202,22 +202,13 @@ void forward(const T* weight, const I* indices, const int64_t* bounds, const T* 
 // ---------------------------------------------------------------- backward: pairs
 // sum/mean: key = row (or the sentinel). With per_sample_weights (bag_of != nullptr): value = position and
 // bag_of = the bag of the position (-1: none); without: value = the bag itself (one dependent load less in the
-// reduction; the stable sort still orders a row's pairs by position, hence by bag). mean (inv_size not null):
-// also inv_size[b] = 1 / max(bag_size[b], 1) for every bag, so the reduction divides once per bag, not per pair.
-template <typename I, typename K, typename V, typename Acc>
+// reduction; the stable sort still orders a row's pairs by position, hence by bag).
+template <typename I, typename K, typename V>
 __global__ void __launch_bounds__(kThreads) prep_sum_kernel(const I* __restrict__ indices,
                                                             const int64_t* __restrict__ bounds, EmbeddingBagShape s,
                                                             K* __restrict__ keys, V* __restrict__ values,
-                                                            V* __restrict__ bag_of,
-                                                            const int64_t* __restrict__ bag_size,
-                                                            Acc* __restrict__ inv_size) {
-  const int64_t items = s.nnz > s.bags ? s.nnz : s.bags;
-  for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < items; p += int64_t(gridDim.x) * blockDim.x) {
-    if (inv_size != nullptr && p < s.bags) {
-      const int64_t size = bag_size[p];
-      inv_size[p] = Acc(1) / static_cast<Acc>(size > 1 ? size : int64_t(1));
-    }
-    if (p >= s.nnz) continue;
+                                                            V* __restrict__ bag_of) {
+  for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < s.nnz; p += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = segment_of_row(bounds, s.bags, s.nnz, p);
     const int64_t r = static_cast<int64_t>(indices[p]);
     keys[p] = static_cast<K>(b >= 0 && used(r, s) ? r : s.num_weights);
@@ -325,7 +316,7 @@ struct ReduceArgs {
   const V* positions;       // sorted values of the pairs
   const V* bag_of;          // position -> source row (sum with psw); nullptr: the value is the source row
   const T* psw;             // scale by per_sample_weights[position] (sum), or nullptr
-  const typename AccOf<T>::type* inv_size;  // mean: times 1 / the bag's size, per bag; else nullptr
+  const int64_t* bag_size;  // divide by the bag's size (mean), or nullptr
   const K* unique;          // key of each run
   const V* start;           // [runs + 1]
   const V* num_runs;
@@ -338,8 +329,8 @@ struct ReduceArgs {
 };
 
 // acc = the pairs [begin, end) (sorted = position order) at columns [col, col + Vec), folded in that order
-// with kUnroll rows in flight; times per_sample_weights, or (mean) times 1 / the bag's size, as the CPU kernel
-// (reciprocals from the prep kernel: no per-element IEEE fp32 division, a ~20-instruction sequence).
+// with kUnroll rows in flight; times per_sample_weights, or (mean) times 1 / the bag's size, as the CPU kernel:
+// one division per pair instead of one per element (an IEEE fp32 division is a ~20-instruction sequence).
 template <typename T, typename K, typename V, int Vec>
 __device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t begin, int64_t end, int64_t col,
                                            typename AccOf<T>::type (&acc)[Vec]) {
@@ -357,8 +348,9 @@ __device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t
       rows[u] = load_vec<Vec>(a.src + row * a.width + col);
       if (a.psw) {
         scale[u] = convert<Acc>(a.psw[p]);
-      } else if (a.inv_size) {
-        scale[u] = a.inv_size[row];
+      } else if (a.bag_size) {
+        const int64_t size = a.bag_size[row];
+        scale[u] = Acc(1) / static_cast<Acc>(size > 1 ? size : int64_t(1));
       } else {
         scale[u] = Acc(1);
       }
@@ -657,10 +649,8 @@ void backward_sum(const T* grad, const T* weight, const I* indices, const int64_
   V* values[2] = {static_cast<V*>(workspace.allocate(sizeof(V) * n)),
                   static_cast<V*>(workspace.allocate(sizeof(V) * n))};
   auto* bag_of = psw ? static_cast<V*>(workspace.allocate(sizeof(V) * n)) : nullptr;
-  using Acc = typename AccOf<T>::type;
-  auto* inv_size = mean ? static_cast<Acc*>(workspace.allocate(sizeof(Acc) * s.bags)) : nullptr;
-  prep_sum_kernel<I, K, V, Acc><<<grid_for(std::max(n, s.bags), kThreads), kThreads, 0, stream>>>(
-      indices, bounds, s, keys[0], values[0], bag_of, bag_size, inv_size);
+  prep_sum_kernel<I, K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(indices, bounds, s, keys[0], values[0],
+                                                                           bag_of);
   GPUPRIM_LAUNCH_CHECK();
   const int end_bit = bits_for(uint64_t(s.num_weights));  // the sentinel num_weights is the largest key
   const int sorted = radix_sort::sort_pairs(keys, values, n, end_bit, workspace, stream);
@@ -670,7 +660,7 @@ void backward_sum(const T* grad, const T* weight, const I* indices, const int64_
   a.positions = values[sorted];
   a.bag_of = bag_of;
   a.psw = psw;
-  a.inv_size = inv_size;
+  a.bag_size = mean ? bag_size : nullptr;
   a.chunk = chunk_size(n);
   a.out = grad_weight;
   a.rows = rows;
