@@ -611,10 +611,11 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
     const int64_t grid_cap = 4 * resident_blocks(chunk);
     if (dense_rows > 0) {
-      // A block per tile of kThreads rows (no cap: a tile is enough work, and the hardware balances the tail);
-      // the hot chunks inside the same launch.
-      dense_rows_kernel<T, K, V, kVec><<<grid_for(dense_rows, kThreads), kThreads, 0, stream>>>(a, dense_rows, group,
-                                                                                                  partials);
+      // A block per tile of kThreads rows (no cap: a tile is enough work, and the hardware balances the tail),
+      // and at least the blocks chunk_kernel's hot pass would have (a small table can have many hot chunks).
+      const unsigned tiles = grid_for(dense_rows, kThreads);
+      const unsigned grid = std::max(tiles, grid_for(partial_rows, kThreads / group, grid_cap));
+      dense_rows_kernel<T, K, V, kVec><<<grid, kThreads, 0, stream>>>(a, dense_rows, group, partials);
       GPUPRIM_LAUNCH_CHECK();
     } else {
       chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, partials);
