@@ -426,3 +426,29 @@ def test_cuda_no_sync_and_graph_capture():
     out, bag_size, max_indices = torch.ops.gpuprim.embedding_bag(weight, idx, offsets, "max")
     check_no_sync_and_graph_capture(lambda: torch.ops.gpuprim.embedding_bag_backward(
         grad, weight, idx, offsets, bag_size, max_indices, None, "max", None, False, False))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ("sum", "mean"))
+@pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16))
+def test_cuda_dense_gradient_writes_every_row(mode, dtype):
+    """The dense sum/mean weight gradient gets no zero fill first: each row, untouched and padding rows included,
+    is written exactly once by the kernels. NaN-filled blocks handed back to the caching allocator would show
+    through any row that is missed."""
+    g = torch.Generator().manual_seed(5)
+    n_rows, dim, bags, per_bag = 20000, 64, 512, 20
+    idx = torch.randint(0, n_rows // 4, (bags * per_bag,), generator=g)  # 3/4 of the table gets nothing
+    idx[::3] = 11  # a hot row (several chunks) next to single-chunk and empty rows
+    offsets = torch.arange(0, bags * per_bag, per_bag)
+    weight = torch.randn(n_rows, dim, generator=g).to(dtype)
+    cu = [t.cuda() for t in (weight, idx, offsets)]
+    for padding in (None, 3):
+        poison = [torch.full((n_rows, dim), float("nan"), device="cuda", dtype=dtype) for _ in range(4)]
+        del poison
+        _, gw, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, cu[1], cu[2], mode, padding_idx=padding), cu[0], None)
+        _, ref, _ = _grads(lambda w, p: F.embedding_bag(idx, w, offsets, mode=mode, padding_idx=padding),
+                           weight.double(), None)
+        assert not gw.isnan().any()
+        assert (gw.cpu()[ref == 0] == 0).all()
+        tol = 2e-2 if dtype == torch.bfloat16 else 1e-4
+        torch.testing.assert_close(gw.cpu().double(), ref, rtol=tol, atol=tol * (ref.abs().max().item() + 1))

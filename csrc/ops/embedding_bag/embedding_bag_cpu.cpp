@@ -218,8 +218,9 @@ int64_t weight_grad_sum_cpu(const T* grad, const I* indices, const int64_t* boun
       const int64_t p = order[stop], b = bag_of[p];
       const T* g = grad + b * s.dim;
       if (mean) {
-        const Acc count = static_cast<Acc>(std::max<int64_t>(bag_size[b], 1));
-        for (int64_t c = 0; c < s.dim; ++c) acc[c] += static_cast<Acc>(g[c]) / count;
+        // Times the reciprocal (as the CUDA kernels: one division per position, not per element).
+        const Acc inv = Acc(1) / static_cast<Acc>(std::max<int64_t>(bag_size[b], 1));
+        for (int64_t c = 0; c < s.dim; ++c) acc[c] += static_cast<Acc>(g[c]) * inv;
       } else {
         const Acc scale = psw ? static_cast<Acc>(psw[p]) : Acc(1);
         for (int64_t c = 0; c < s.dim; ++c) acc[c] += static_cast<Acc>(g[c]) * scale;

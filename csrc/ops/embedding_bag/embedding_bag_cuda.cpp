@@ -50,13 +50,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
   const int64_t bags = grad.size(0), dim = weight.size(1), nnz = indices.numel();
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1), g = grad.contiguous();
   const auto long_options = idx.options().dtype(at::kLong);
-  // Rows that get no gradient stay zero (dense), as do the sparse slots past num_rows.
-  at::Tensor grad_weight = at::zeros({sparse ? nnz : weight.size(0), dim}, w.options());
+  const bool work = bags != 0 && dim != 0 && nnz != 0 && weight.size(0) != 0;
+  // Dense sum/mean: the kernels write every row once (zeros included), so no separate zero fill of the table.
+  // Otherwise rows that get no gradient stay zero (max), as do the sparse slots past num_rows.
+  const bool every_row_written = work && !sparse && args.mode != EmbeddingBagMode::kMax;
+  const std::vector<int64_t> grad_weight_size{sparse ? nnz : weight.size(0), dim};
+  at::Tensor grad_weight =
+      every_row_written ? at::empty(grad_weight_size, w.options()) : at::zeros(grad_weight_size, w.options());
   at::Tensor rows = at::zeros({sparse ? nnz : 0}, long_options);
-  at::Tensor num_rows = at::zeros({1}, long_options);
+  // The kernels write num_rows (sum/mean) and every element of grad_psw when there is work: no fills then.
+  at::Tensor num_rows = work && args.mode != EmbeddingBagMode::kMax ? at::empty({1}, long_options)
+                                                                     : at::zeros({1}, long_options);
   const bool with_psw = per_sample_weights.has_value();
-  at::Tensor grad_psw = with_psw ? at::zeros(per_sample_weights->sizes(), w.options()) : at::zeros({0}, w.options());
-  if (bags == 0 || dim == 0 || nnz == 0 || weight.size(0) == 0) return {grad_weight, rows, num_rows, grad_psw};
+  at::Tensor grad_psw = !with_psw ? at::zeros({0}, w.options())
+                        : work    ? at::empty(per_sample_weights->sizes(), w.options())
+                                  : at::zeros(per_sample_weights->sizes(), w.options());
+  if (!work) return {grad_weight, rows, num_rows, grad_psw};
   const at::Tensor bounds = embedding_bag_bounds(indices, offsets, include_last_offset);
   const at::Tensor psw = with_psw ? per_sample_weights->contiguous().view(-1) : at::Tensor();
   const at::Tensor sizes = bag_size.contiguous(), argmax = max_indices.contiguous();

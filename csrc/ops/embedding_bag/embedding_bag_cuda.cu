@@ -14,15 +14,21 @@
 // sorts last and is skipped.
 //   1. prep kernel        keys and values (and bag_of for sum with per_sample_weights)
 //   2. radix sort         stable CUB sort of the pairs by the key bits [0, bits(num_keys))
-//   3. run heads          head flags -> inclusive scan (CUB, integers) -> run starts and unique keys, on device
-//   4. plan               per run: chunks of chunk_size(n) pairs, partial rows (runs of several chunks), scanned
+//   3. run starts         CUB select of the positions where the key changes (run starts and their count, on device)
+//   4. runs, plan         per run: its key (dense sum/mean: and each table row's run); chunks of chunk_size(n)
+//                         pairs and partial rows (runs of several chunks), computed inside CUB's scan of them
 //   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
 //                         (= position) order in fp32; a run of one chunk is stored directly (pass 1: one item
-//                         per run), a longer (hot) run stores one partial row per chunk (pass 2)
+//                         per run), a longer (hot) run stores one partial row per chunk (pass 2). Dense sum/mean:
+//                         the dense rows kernel instead writes every table row once (zeros for rows without
+//                         pairs) and then runs pass 2 in the same launch
 //   6. combine kernel     one block per hot run folds its partial rows: warp g takes rows g, g + 32, ...,
 //                         then the 32 warp sums are added in warp order
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
 // float atomics, no host sync.
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -35,6 +41,7 @@
 #include "prim/types.cuh"
 
 namespace gpuprim {
+namespace thrust = THRUST_NS_QUALIFIER;  // wrapped in gpuprim_thrust, like CUB (prim/cub.cuh)
 namespace {
 
 constexpr int kWarp = 32;
@@ -228,31 +235,13 @@ __global__ void __launch_bounds__(kThreads) prep_max_kernel(const int64_t* __res
 }
 
 // ---------------------------------------------------------------- backward: runs
-template <typename K, typename V>
-__global__ void __launch_bounds__(kThreads) head_kernel(const K* __restrict__ keys, int64_t n, V* __restrict__ head) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    head[i] = (i == 0 || keys[i] != keys[i - 1]) ? V(1) : V(0);
-  }
-}
-
-// run_id[i] = inclusive scan of head - 1: writes each run's start and key, start[num_runs] = n, and num_runs.
-template <typename K, typename V>
-__global__ void __launch_bounds__(kThreads) runs_kernel(const K* __restrict__ keys, const V* __restrict__ head,
-                                                        const V* __restrict__ run_end, int64_t n,
-                                                        K* __restrict__ unique, V* __restrict__ start,
-                                                        V* __restrict__ num_runs) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const V r = run_end[i] - 1;
-    if (head[i]) {
-      unique[r] = keys[i];
-      start[r] = static_cast<V>(i);
-    }
-    if (i == n - 1) {
-      start[r + 1] = static_cast<V>(n);
-      *num_runs = r + 1;
-    }
-  }
-}
+// A run starts at sorted position i when the key changes there (CUB's DeviceSelect::If over the positions
+// writes the run starts and their count in one pass, as in run_length_encode).
+template <typename K>
+struct IsRunHead {
+  const K* keys;
+  __device__ __forceinline__ bool operator()(int64_t i) const { return i == 0 || keys[i] != keys[i - 1]; }
+};
 
 template <typename V>
 struct RunPlan {
@@ -267,19 +256,44 @@ struct RunPlanPlus {
   }
 };
 
+// The plan entry of run r (zero for the sentinel run and past num_runs), computed while CUB scans it: the last
+// run ends at n, so start[num_runs] need not be written yet.
 template <typename K, typename V>
-__global__ void __launch_bounds__(kThreads) plan_kernel(const K* __restrict__ unique, const V* __restrict__ start,
+struct PlanOfRun {
+  const K* keys;
+  const V* start;  // run starts (select output)
+  const V* num_runs;
+  int64_t n;
+  K sentinel;
+  int64_t chunk;
+  __host__ __device__ RunPlan<V> operator()(V run) const {
+    const int64_t r = static_cast<int64_t>(run), runs = static_cast<int64_t>(*num_runs);
+    if (r >= runs) return {V(0), V(0), V(0)};
+    const int64_t begin = static_cast<int64_t>(start[r]);
+    const int64_t end = r + 1 < runs ? static_cast<int64_t>(start[r + 1]) : n;
+    if (keys[begin] == sentinel) return {V(0), V(0), V(0)};
+    const V chunks = static_cast<V>((end - begin + chunk - 1) / chunk);
+    return {chunks, chunks > 1 ? chunks : V(0), chunks > 1 ? V(1) : V(0)};
+  }
+};
+
+// Per run r < num_runs (start[r] from the select): its key unique[r], and row_run[key] = r (dense sum/mean, when
+// not null; -1 elsewhere, set before the launch). Thread 0 also writes start[num_runs] = n (no thread here reads
+// it) and num_rows (when not null): the runs but the sentinel's, which is the last run when present.
+template <typename K, typename V>
+__global__ void __launch_bounds__(kThreads) runs_kernel(const K* __restrict__ keys, V* __restrict__ start,
                                                         const V* __restrict__ num_runs, int64_t n, K sentinel,
-                                                        int64_t chunk, RunPlan<V>* __restrict__ plan) {
+                                                        K* __restrict__ unique, V* __restrict__ row_run,
+                                                        int64_t* __restrict__ num_rows) {
   const int64_t runs = *num_runs;
-  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < n; r += int64_t(gridDim.x) * blockDim.x) {
-    RunPlan<V> p{V(0), V(0), V(0)};
-    if (r < runs && unique[r] != sentinel) {
-      const int64_t count = int64_t(start[r + 1]) - int64_t(start[r]);
-      const V chunks = static_cast<V>((count + chunk - 1) / chunk);
-      p = {chunks, chunks > 1 ? chunks : V(0), chunks > 1 ? V(1) : V(0)};
-    }
-    plan[r] = p;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    start[runs] = static_cast<V>(n);
+    if (num_rows != nullptr) *num_rows = runs > 0 && keys[n - 1] == sentinel ? runs - 1 : runs;
+  }
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < runs; r += int64_t(gridDim.x) * blockDim.x) {
+    const K key = keys[start[r]];
+    unique[r] = key;
+    if (row_run != nullptr && key != sentinel) row_run[key] = static_cast<V>(r);
   }
 }
 
@@ -311,16 +325,90 @@ struct ReduceArgs {
   T* out;                   // dense: out + key * width; sparse: out + run * width and rows[run] = key
   int64_t* rows;            // sparse only
   bool sparse;
+  const V* row_run;         // dense sum/mean: run of each row of out (-1: none), else nullptr
 };
 
-// Two passes over the same code: `hot` false: one work item per run, the runs of a single chunk (most runs;
-// no search); `hot` true: one work item per chunk of the hot runs (found by a binary search in the scanned
-// partial rows), each storing its partial row.
+// acc = the pairs [begin, end) (sorted = position order) at columns [col, col + Vec), folded in that order
+// with kUnroll rows in flight; times per_sample_weights, or (mean) times 1 / the bag's size, as the CPU kernel:
+// one division per pair instead of one per element (an IEEE fp32 division is a ~20-instruction sequence).
 template <typename T, typename K, typename V, int Vec>
-__global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, int group, bool hot,
-                                                         typename AccOf<T>::type* __restrict__ partials) {
+__device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t begin, int64_t end, int64_t col,
+                                           typename AccOf<T>::type (&acc)[Vec]) {
   using Acc = typename AccOf<T>::type;
-  // `group` lanes per item (1 to 32, a power of two): no lane communication, so any grouping works.
+#pragma unroll
+  for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
+  for (int64_t i = begin; i < end; i += kUnroll) {
+    VecOf<Vec, T> rows[kUnroll];
+    Acc scale[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i + u >= end) continue;
+      const int64_t p = static_cast<int64_t>(a.positions[i + u]);
+      const int64_t row = a.bag_of ? static_cast<int64_t>(a.bag_of[p]) : p;
+      rows[u] = load_vec<Vec>(a.src + row * a.width + col);
+      if (a.psw) {
+        scale[u] = convert<Acc>(a.psw[p]);
+      } else if (a.bag_size) {
+        const int64_t size = a.bag_size[row];
+        scale[u] = Acc(1) / static_cast<Acc>(size > 1 ? size : int64_t(1));
+      } else {
+        scale[u] = Acc(1);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i + u >= end) break;
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) acc[j] += convert<Acc>(rows[u].items[j]) * scale[u];
+    }
+  }
+}
+
+// Work item w of a chunk pass. `hot` false: one item per run, the runs of a single chunk (most runs; no search);
+// `hot` true: one item per chunk of the hot runs (found by a binary search in the scanned partial rows), each
+// storing its partial row. `group` lanes per item (1 to 32, a power of two): no lane communication.
+template <typename T, typename K, typename V, int Vec>
+__device__ __forceinline__ void chunk_item(const ReduceArgs<T, K, V>& a, int64_t runs, int64_t w, bool hot, int lane,
+                                           int group, typename AccOf<T>::type* __restrict__ partials) {
+  using Acc = typename AccOf<T>::type;
+  int64_t r, k;
+  RunPlan<V> before{V(0), V(0), V(0)};
+  if (hot) {
+    r = find_run(a.plan, runs, w, [](const RunPlan<V>& p) { return p.partials; });
+    if (r > 0) before = a.plan[r - 1];
+    k = w - int64_t(before.partials);  // the partial row is w itself
+  } else {
+    r = w;
+    if (r > 0) before = a.plan[r - 1];
+    if (int64_t(a.plan[r].chunks) - int64_t(before.chunks) != 1) return;  // empty (sentinel) or hot run
+    k = 0;
+  }
+  const int64_t begin = int64_t(a.start[r]) + k * a.chunk;
+  const int64_t stop = int64_t(a.start[r + 1]);
+  const int64_t end = stop < begin + a.chunk ? stop : begin + a.chunk;
+  const int64_t key = static_cast<int64_t>(a.unique[r]);
+  for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
+    Acc acc[Vec];
+    fold_pairs<T, K, V, Vec>(a, begin, end, col, acc);
+    if (!hot) {
+      VecOf<Vec, T> result;
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
+      store_vec<Vec>(a.out + (a.sparse ? r : key) * a.width + col, result);
+    } else {
+      Acc* dst = partials + w * a.width + col;
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) dst[j] = acc[j];
+    }
+  }
+  if (a.sparse && lane == 0 && !hot) a.rows[r] = key;  // hot runs: combine_kernel
+}
+
+// Two passes over chunk_item: Hot false (runs of one chunk), then Hot true (the chunks of hot runs).
+template <typename T, typename K, typename V, int Vec, bool Hot>
+__global__ void __launch_bounds__(kThreads)
+    chunk_kernel(ReduceArgs<T, K, V> a, int group, typename AccOf<T>::type* __restrict__ partials) {
+  constexpr bool hot = Hot;
   const int lane = threadIdx.x % group;
   const int per_block = kThreads / group;
   const int64_t runs = *a.num_runs;
@@ -328,62 +416,60 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ReduceArgs<T, K, V> a, 
   const int64_t total = hot ? int64_t(a.plan[runs - 1].partials) : runs;
   for (int64_t w = int64_t(blockIdx.x) * per_block + threadIdx.x / group; w < total;
        w += int64_t(gridDim.x) * per_block) {
-    int64_t r, k;
-    RunPlan<V> before{V(0), V(0), V(0)};
-    if (hot) {
-      r = find_run(a.plan, runs, w, [](const RunPlan<V>& p) { return p.partials; });
-      if (r > 0) before = a.plan[r - 1];
-      k = w - int64_t(before.partials);  // the partial row is w itself
-    } else {
-      r = w;
-      if (r > 0) before = a.plan[r - 1];
-      if (int64_t(a.plan[r].chunks) - int64_t(before.chunks) != 1) continue;  // empty (sentinel) or hot run
-      k = 0;
-    }
-    const int64_t begin = int64_t(a.start[r]) + k * a.chunk;
-    const int64_t stop = int64_t(a.start[r + 1]);
-    const int64_t end = stop < begin + a.chunk ? stop : begin + a.chunk;
-    const int64_t key = static_cast<int64_t>(a.unique[r]);
-    for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
-      Acc acc[Vec];
-#pragma unroll
-      for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
-      for (int64_t i = begin; i < end; i += kUnroll) {
-        VecOf<Vec, T> rows[kUnroll];
-        Acc scale[kUnroll];
-        bool divide[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          if (i + u >= end) continue;
-          const int64_t p = static_cast<int64_t>(a.positions[i + u]);
-          const int64_t row = a.bag_of ? static_cast<int64_t>(a.bag_of[p]) : p;
-          rows[u] = load_vec<Vec>(a.src + row * a.width + col);
-          divide[u] = a.bag_size != nullptr;
-          const int64_t size = a.bag_size ? a.bag_size[row] : int64_t(1);
-          scale[u] = a.psw ? convert<Acc>(a.psw[p]) : static_cast<Acc>(size > 1 ? size : int64_t(1));
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          if (i + u >= end) break;
-#pragma unroll
-          for (int j = 0; j < Vec; ++j) {
-            const Acc g = convert<Acc>(rows[u].items[j]);
-            acc[j] += divide[u] ? g / scale[u] : g * scale[u];  // mean divides, as the CPU kernel
-          }
-        }
+    chunk_item<T, K, V, Vec>(a, runs, w, hot, lane, group, partials);
+  }
+}
+
+// Dense sum/mean: writes every row of out exactly once in one pass over the table (zeros where a row got no
+// pair, the folded pairs of a single-chunk run elsewhere; hot runs are left to combine_kernel), instead of a
+// zero fill of the whole table followed by a scatter of the touched rows. Each block iteration takes a tile of
+// kThreads rows: thread t looks up row k0 + t's pair range (its two dependent loads done for all the tile's rows
+// at once), then groups of `group` lanes write the tile's rows. Afterwards the blocks share the hot runs' chunks
+// (chunk_kernel's second pass, here: one launch less, and it overlaps the row writes).
+template <typename T, typename K, typename V, int Vec>
+__global__ void __launch_bounds__(kThreads)
+    dense_rows_kernel(ReduceArgs<T, K, V> a, int64_t out_rows, int group,
+                      typename AccOf<T>::type* __restrict__ partials) {
+  using Acc = typename AccOf<T>::type;
+  __shared__ V tile_begin[kThreads];
+  __shared__ V tile_end[kThreads];
+  const int lane = threadIdx.x % group;
+  const int per_block = kThreads / group;
+  for (int64_t k0 = int64_t(blockIdx.x) * kThreads; k0 < out_rows; k0 += int64_t(gridDim.x) * kThreads) {
+    // block-uniform loop (barriers inside)
+    const int64_t k = k0 + threadIdx.x;
+    V begin = V(0), end = V(0);  // an empty range: a zero row
+    if (k < out_rows) {
+      const int64_t r = static_cast<int64_t>(a.row_run[k]);
+      if (r >= 0) {
+        begin = a.start[r];
+        end = a.start[r + 1];
       }
-      if (!hot) {
+    }
+    tile_begin[threadIdx.x] = begin;
+    tile_end[threadIdx.x] = end;
+    __syncthreads();
+    const int64_t tile_rows = out_rows - k0 < kThreads ? out_rows - k0 : int64_t(kThreads);
+    for (int64_t t = threadIdx.x / group; t < tile_rows; t += per_block) {  // group-uniform
+      const int64_t b = static_cast<int64_t>(tile_begin[t]), e = static_cast<int64_t>(tile_end[t]);
+      if (e - b > a.chunk) continue;  // hot run (several chunks): combine_kernel writes the row
+      T* dst = a.out + (k0 + t) * a.width;
+      for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
+        Acc acc[Vec];
+        fold_pairs<T, K, V, Vec>(a, b, e, col, acc);
         VecOf<Vec, T> result;
 #pragma unroll
         for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
-        store_vec<Vec>(a.out + (a.sparse ? r : key) * a.width + col, result);
-      } else {
-        Acc* dst = partials + w * a.width + col;
-#pragma unroll
-        for (int j = 0; j < Vec; ++j) dst[j] = acc[j];
+        store_vec<Vec>(dst + col, result);
       }
     }
-    if (a.sparse && lane == 0 && !hot) a.rows[r] = key;  // hot runs: combine_kernel
+    __syncthreads();  // the tile's ranges are read before the next tile overwrites them
+  }
+  const int64_t runs = *a.num_runs;
+  const int64_t hot_items = runs > 0 ? int64_t(a.plan[runs - 1].partials) : 0;
+  for (int64_t w = int64_t(blockIdx.x) * per_block + threadIdx.x / group; w < hot_items;
+       w += int64_t(gridDim.x) * per_block) {
+    chunk_item<T, K, V, Vec>(a, runs, w, true, lane, group, partials);
   }
 }
 
@@ -444,13 +530,6 @@ __global__ void __launch_bounds__(kCombineThreads)
   }
 }
 
-template <typename K, typename V>
-__global__ void num_rows_kernel(const K* __restrict__ unique, const V* __restrict__ num_runs, K sentinel,
-                                int64_t* __restrict__ num_rows) {
-  const int64_t runs = *num_runs;
-  *num_rows = runs > 0 && unique[runs - 1] == sentinel ? runs - 1 : runs;
-}
-
 // d out[bag(p)] / d psw[p]: one warp per position (16-byte loads when rows allow), a dot product folded in a
 // fixed shuffle tree.
 template <typename T, typename I, int Vec>
@@ -479,37 +558,44 @@ __global__ void __launch_bounds__(kThreads) psw_grad_kernel(const T* __restrict_
   }
 }
 
-// Steps 3-6 on sorted pairs: runs, plan, chunk and combine kernels.
+// Steps 3-6 on sorted pairs: runs, plan, chunk and combine kernels. dense_rows > 0 (dense sum/mean): out has
+// that many rows, each written exactly once here (out need not be zeroed): the single-chunk runs and the rows
+// without pairs by dense_rows_kernel, the hot runs by combine_kernel. Otherwise out must be zero on entry.
 template <typename T, typename K, typename V>
 void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, int64_t* num_rows,
-                   Workspace& workspace, cudaStream_t stream) {
+                   int64_t dense_rows, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
-  auto* head = static_cast<V*>(workspace.allocate(sizeof(V) * n));
-  auto* run_end = static_cast<V*>(workspace.allocate(sizeof(V) * n));
   auto* unique = static_cast<K*>(workspace.allocate(sizeof(K) * n));
   auto* start = static_cast<V*>(workspace.allocate(sizeof(V) * (n + 1)));
   auto* num_runs = static_cast<V*>(workspace.allocate(sizeof(V)));
-  auto* counts = static_cast<RunPlan<V>*>(workspace.allocate(sizeof(RunPlan<V>) * n));
   auto* plan = static_cast<RunPlan<V>*>(workspace.allocate(sizeof(RunPlan<V>) * n));
-  head_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, n, head);
-  GPUPRIM_LAUNCH_CHECK();
+  // CUB sizes of V's width: 32-bit offsets inside CUB (faster kernels) whenever the pairs fit them.
+  const V items = static_cast<V>(n);
+  const thrust::counting_iterator<V> positions(0);
   size_t temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head, run_end, n, stream));
+  GPUPRIM_CUDA_CHECK(
+      cub::DeviceSelect::If(nullptr, temp_bytes, positions, start, num_runs, items, IsRunHead<K>{keys}, stream));
   void* temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, head, run_end, n, stream));
-  runs_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, head, run_end, n, unique, start, num_runs);
-  GPUPRIM_LAUNCH_CHECK();
-  plan_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(unique, start, num_runs, n, sentinel, a.chunk,
-                                                                    counts);
-  GPUPRIM_LAUNCH_CHECK();
-  temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, counts, plan, RunPlanPlus(), n, stream));
-  temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, counts, plan, RunPlanPlus(), n, stream));
-  if (num_rows != nullptr) {
-    num_rows_kernel<K, V><<<1, 1, 0, stream>>>(unique, num_runs, sentinel, num_rows);
-    GPUPRIM_LAUNCH_CHECK();
+  GPUPRIM_CUDA_CHECK(
+      cub::DeviceSelect::If(temp, temp_bytes, positions, start, num_runs, items, IsRunHead<K>{keys}, stream));
+  V* row_run = nullptr;
+  if (dense_rows > 0) {
+    // 4 (or 8) bytes per table row, against the D * sizeof(T) bytes per row that a separate zero fill wrote.
+    row_run = static_cast<V*>(workspace.allocate(sizeof(V) * dense_rows));
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_run, 0xff, sizeof(V) * dense_rows, stream));  // every byte 0xff: -1
   }
+  runs_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, start, num_runs, n, sentinel, unique,
+                                                                    row_run, num_rows);
+  GPUPRIM_LAUNCH_CHECK();
+  const auto run_plans =
+      thrust::make_transform_iterator(thrust::counting_iterator<V>(0), PlanOfRun<K, V>{keys, start, num_runs, n,
+                                                                                       sentinel, a.chunk});
+  temp_bytes = 0;
+  GPUPRIM_CUDA_CHECK(
+      cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, run_plans, plan, RunPlanPlus(), items, stream));
+  temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
+  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, run_plans, plan, RunPlanPlus(), items, stream));
+  a.row_run = row_run;
   a.unique = unique;
   a.start = start;
   a.num_runs = num_runs;
@@ -519,15 +605,25 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
   auto* partials = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * partial_rows * a.width));
   auto run = [&](auto vec_tag) {
     constexpr int kVec = decltype(vec_tag)::value;
-    auto chunk = chunk_kernel<T, K, V, kVec>;
+    auto chunk = chunk_kernel<T, K, V, kVec, false>;
     // Grid-stride loops over the real totals (read on the device); n bounds the busy part of the grid.
     int group = kWarp;  // the fewest lanes whose loads cover a row (1 for max's single elements)
     while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
     const int64_t grid_cap = 4 * resident_blocks(chunk);
-    chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, false, partials);
-    GPUPRIM_LAUNCH_CHECK();
-    chunk<<<grid_for(partial_rows, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, true, partials);
-    GPUPRIM_LAUNCH_CHECK();
+    if (dense_rows > 0) {
+      // A block per tile of kThreads rows (no cap: a tile is enough work, and the hardware balances the tail),
+      // and at least the blocks chunk_kernel's hot pass would have (a small table can have many hot chunks).
+      const unsigned tiles = grid_for(dense_rows, kThreads);
+      const unsigned grid = std::max(tiles, grid_for(partial_rows, kThreads / group, grid_cap));
+      dense_rows_kernel<T, K, V, kVec><<<grid, kThreads, 0, stream>>>(a, dense_rows, group, partials);
+      GPUPRIM_LAUNCH_CHECK();
+    } else {
+      chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, partials);
+      GPUPRIM_LAUNCH_CHECK();
+      chunk_kernel<T, K, V, kVec, true>
+          <<<grid_for(partial_rows, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, partials);
+      GPUPRIM_LAUNCH_CHECK();
+    }
     auto combine = combine_kernel<T, K, V, kVec>;
     combine<<<grid_for(n / a.chunk + 1, 1, 2 * resident_blocks(combine, kCombineThreads)), kCombineThreads, 0,
               stream>>>(a, partials);
@@ -570,7 +666,8 @@ void backward_sum(const T* grad, const T* weight, const I* indices, const int64_
   a.out = grad_weight;
   a.rows = rows;
   a.sparse = sparse;
-  reduce_sorted<T, K, V>(keys[sorted], n, static_cast<K>(s.num_weights), a, num_rows, workspace, stream);
+  reduce_sorted<T, K, V>(keys[sorted], n, static_cast<K>(s.num_weights), a, num_rows, sparse ? 0 : s.num_weights,
+                         workspace, stream);
 }
 
 template <typename T, typename K, typename V>
@@ -590,7 +687,7 @@ void backward_max(const T* grad, const int64_t* max_indices, const EmbeddingBagS
   a.positions = values[sorted];
   a.chunk = chunk_size(n);
   a.out = grad_weight;
-  reduce_sorted<T, K, V>(keys[sorted], n, sentinel, a, nullptr, workspace, stream);
+  reduce_sorted<T, K, V>(keys[sorted], n, sentinel, a, nullptr, 0, workspace, stream);
 }
 
 }  // namespace

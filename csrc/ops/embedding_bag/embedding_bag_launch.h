@@ -33,7 +33,8 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
                                Workspace& workspace, cudaStream_t stream);
 
 // Backward. grad [bags, dim] contiguous (weight's dtype). Writes:
-//  - dense (sparse=false): grad_weight [num_weights, dim], which must be zero on entry;
+//  - dense (sparse=false): grad_weight [num_weights, dim]; sum/mean write every row (any content on entry),
+//    max only the rows that get gradient (must be zero on entry);
 //  - sparse (sum/mean only): rows int64 [nnz] (sorted unique rows that got gradient, 0 past num_rows) and
 //    grad_weight [nnz, dim] (their gradient rows, must be zero on entry);
 //  - num_rows int64 [1]: the number of distinct rows that got gradient (sum/mean; 0 for max);
