@@ -247,6 +247,11 @@ def collect_meta() -> Dict[str, object]:
         completed = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                    cwd=Path(__file__).parent, timeout=10)
         meta["git_commit"] = completed.stdout.strip() if completed.returncode == 0 else None
+        # A copied working tree (the device tool) may carry an older .git: say when files differ from it.
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                                text=True, cwd=Path(__file__).parent, timeout=10)
+        if meta["git_commit"] and status.returncode == 0 and status.stdout.strip():
+            meta["git_commit"] += " + uncommitted changes"
     except Exception:  # noqa: BLE001
         meta["git_commit"] = None
     return meta
