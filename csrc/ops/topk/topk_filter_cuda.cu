@@ -8,10 +8,12 @@
 // bound. At the end a bitonic sort of the k gives the final order. Every dropped candidate is
 // beaten by k kept ones: the result is exact.
 //
-// Few rows (less than one per resident block): each row is cut into chunks, one block each, that
+// Few rows (less than one per resident block): an exact histogram pre-pass bounds each row's
+// admitted keys (see row_histogram_kernel); each row is cut into chunks, one block each, that
 // write their best k candidates to a workspace; the next launch filters those the same way (a
 // candidate carries its position), until one block per row remains. Workspace: rows x chunks x k
-// candidates, chunks <= resident blocks / rows, so O(rows x k + resident blocks x k).
+// candidates, chunks <= resident blocks / rows, so O(rows x k + resident blocks x k), plus 2048
+// counters per row.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
 #include <algorithm>
 #include <cstdint>
