@@ -12,7 +12,8 @@ gating::Score topk_gating_check(const at::Tensor& logits, const c10::SymInt& k, 
 void topk_gating_backward_check(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
                                 const at::Tensor& expert_ids, c10::string_view score);
 
-// The backward kernel (ATen ops in fp32, any device): the gradient of the gates with respect to logits.
+// The backward written with ATen ops in fp32 (the CPU kernel; CUDA has one fused kernel, topk_gating_backward_cuda.cu):
+// the gradient of the gates with respect to logits.
 at::Tensor topk_gating_backward_any_device(const at::Tensor& grad_gates, const at::Tensor& logits,
                                            const at::Tensor& gates, const at::Tensor& expert_ids,
                                            c10::string_view score, bool renormalize);

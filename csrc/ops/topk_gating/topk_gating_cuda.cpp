@@ -33,11 +33,27 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_cuda(const at::Tensor& logits, in
   return {gates, expert_ids};
 }
 
+at::Tensor topk_gating_backward_cuda(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
+                                     const at::Tensor& expert_ids, c10::string_view score, bool renormalize) {
+  topk_gating_backward_check(grad_gates, logits, gates, expert_ids, score);
+  const c10::cuda::CUDAGuard guard(logits.device());
+  const at::Tensor input = logits.contiguous();
+  at::Tensor grad_logits = at::empty(input.sizes(), input.options());
+  if (grad_logits.numel() == 0) return grad_logits;
+  const at::Tensor dg = grad_gates.to(at::kFloat).contiguous(), g = gates.to(at::kFloat).contiguous();
+  const at::Tensor ids = expert_ids.contiguous();
+  topk_gating_backward_launch(dg.const_data_ptr<float>(), input.const_data_ptr(), to_dtype(input.scalar_type()),
+                              g.const_data_ptr<float>(), ids.const_data_ptr<int64_t>(), input.size(0), input.size(1),
+                              gates.size(1), score == "softmax" ? gating::Score::kSoftmax : gating::Score::kSigmoid,
+                              renormalize, grad_logits.mutable_data_ptr(), current_stream());
+  return grad_logits;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
   m.impl("topk_gating", &topk_gating_cuda);
-  m.impl("topk_gating_backward", &topk_gating_backward_any_device);
+  m.impl("topk_gating_backward", &topk_gating_backward_cuda);
 }
 
 }  // namespace gpuprim

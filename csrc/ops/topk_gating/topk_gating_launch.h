@@ -25,4 +25,10 @@ void topk_gating_gates_launch(const void* logits, DType type, int64_t tokens, in
                               const int64_t* expert_ids, gating::Score score, bool renormalize, float* gates,
                               cudaStream_t stream);
 
+// grad_logits [tokens, experts] (logits' dtype) of the gates, one launch (topk_gating_backward_cuda.cu):
+// grad_gates, gates fp32 [tokens, k], expert_ids int64 (distinct in a row), all contiguous.
+void topk_gating_backward_launch(const float* grad_gates, const void* logits, DType type, const float* gates,
+                                 const int64_t* expert_ids, int64_t tokens, int64_t experts, int64_t k,
+                                 gating::Score score, bool renormalize, void* grad_logits, cudaStream_t stream);
+
 }  // namespace gpuprim
