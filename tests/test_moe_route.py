@@ -120,7 +120,7 @@ METADATA_CASES = [
     ("pad128", 33, 4, 2, None, 128, "position", "randn"),
     ("ties", 40, 8, 2, None, 8, "position", "ties"),
     ("ties_drop_score", 40, 8, 2, 3, 1, "score", "ties"),
-    # CUDA: more than one 4096-pair chunk (count + route kernels, capacity spread over tiles), and more experts
+    # CUDA: more than one 2048-pair chunk (count + prefix + route kernels, capacity spread over tiles), and more experts
     # than the sort-free path takes (the radix-sort path).
     ("multi_tile", 1100, 16, 8, None, 16, "position", "randn"),
     ("multi_tile_capacity", 1100, 16, 8, 300, 8, "position", "skewed"),
@@ -130,6 +130,12 @@ METADATA_CASES = [
     ("e1024", 300, 1024, 8, None, 1, "position", "randn"),
     ("e1024_capacity", 300, 1024, 8, 2, 16, "score", "skewed"),
     ("e1024_pad", 64, 1024, 2, None, 8, "position", "randn"),
+]
+# CUDA vs CPU only (too big for the pure-Python reference): more than 256 tiles of 2048 pairs, so the per-expert
+# prefix over tiles takes several rounds, with a capacity spread over many tiles.
+LARGE_METADATA_CASES = [
+    ("many_tiles", 70000, 32, 8, None, 4, "position", "randn"),
+    ("many_tiles_capacity", 70000, 128, 8, 3000, 8, "position", "skewed"),
 ]
 
 
@@ -464,7 +470,8 @@ def test_moe_layer_example_cpu():
 
 # ---------------------------------------------------------------- CUDA only
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", METADATA_CASES, ids=[c[0] for c in METADATA_CASES])
+@pytest.mark.parametrize("case", METADATA_CASES + LARGE_METADATA_CASES,
+                         ids=[c[0] for c in METADATA_CASES + LARGE_METADATA_CASES])
 def test_cuda_metadata_matches_cpu(case):
     expert_ids, gates, experts, capacity, pad_to, drop = metadata_case(case, "cpu")
     cpu = gpuprim.moe_route_metadata(expert_ids, gates, experts, capacity, pad_to, drop)

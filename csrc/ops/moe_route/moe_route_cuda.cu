@@ -1,11 +1,12 @@
 // Kernels of gpuprim::moe_route_metadata. Every path is deterministic (stable ranking, integer counts only)
 // and sync-free (every size is fixed by the arguments).
 //
-// Fast path, num_experts <= kMaxFastExperts: no sort, one or two launches. The flat (token, choice) pairs are
+// Fast path, num_experts <= kMaxFastExperts: no sort, one or three launches. The flat (token, choice) pairs are
 // cut into chunks of kChunk; block b of the grid owns a contiguous tile of chunks.
 //   count_kernel   (only when there is more than one tile) each tile's expert histogram -> tile_counts
-//   route_kernel   each block: expert totals and its tile's per-expert prefix from tile_counts (integer shared
-//                  atomics), capacity, padded exclusive scan -> offsets; padding rows -> -1; then chunk by chunk
+//   prefix_kernel  one block per expert: its count in earlier tiles (exclusive scan over tiles) and its total
+//   route_kernel   each block: expert totals and its tile's per-expert prefix (E + E reads), capacity, padded
+//                  exclusive scan -> offsets; padding rows -> -1; then chunk by chunk
 //                  in flat order: each warp ranks its 512 pairs with __match_any_sync, per-warp counts are
 //                  combined in warp order, and every pair gets slot = offset + earlier pairs of its expert.
 // drop='score' with a capacity first picks the kept pairs with a sort (below) and then takes the fast path.
@@ -19,7 +20,6 @@
 //   scatter    slots[flat] and token_ids[row] for every sorted position
 #include <algorithm>
 #include <climits>
-#include <cmath>
 #include <cstdint>
 
 #include "common/cuda_check.h"
@@ -168,13 +168,12 @@ __global__ void __launch_bounds__(kThreads) scatter_kernel(const uint32_t* __res
 // ---------------------------------------------------------------- fast path (no sort)
 constexpr int kRouteThreads = 256;
 constexpr int kRouteWarps = kRouteThreads / 32;
-constexpr int kItems = 16;                         // pairs per thread per chunk
+constexpr int kItems = 8;                          // pairs per thread per chunk
 constexpr int kWarpSpan = 32 * kItems;             // consecutive pairs a warp ranks per chunk
 constexpr int kChunk = kRouteThreads * kItems;     // pairs per chunk (per-warp counts fit in 16 bits)
 constexpr int64_t kMaxFastExperts = 1024;          // route_kernel's shared memory: 32 bytes per expert
 constexpr uint32_t kNoPair = 0xffffffffu;          // key of a position past the last pair
-// Every block of route_kernel reads the whole [tiles, E] tile_counts: tiles^2 * E (L2-resident) reads in all.
-constexpr double kCountsReadBudget = double(1 << 22);
+constexpr int64_t kMaxTiles = 2048;  // tile_counts + tile_before: 8 bytes per (tile, expert) of workspace
 
 struct TilePlan {
   int64_t chunks, tiles, chunks_per_tile;
@@ -182,8 +181,7 @@ struct TilePlan {
 
 TilePlan plan_tiles(int64_t n, int64_t experts) {
   const int64_t chunks = std::max<int64_t>((n + kChunk - 1) / kChunk, 1);
-  const int64_t max_tiles = std::max<int64_t>(1, int64_t(std::sqrt(kCountsReadBudget / double(experts))));
-  const int64_t wanted = std::min(chunks, max_tiles);
+  const int64_t wanted = std::min(chunks, kMaxTiles);
   const int64_t per_tile = (chunks + wanted - 1) / wanted;
   return {chunks, (chunks + per_tile - 1) / per_tile, per_tile};
 }
@@ -229,13 +227,35 @@ __global__ void __launch_bounds__(kRouteThreads) count_kernel(const Id* __restri
   for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) tile_counts[blockIdx.x * experts + e] = hist[e];
 }
 
-// Everything else, one block per tile (see the top of the file). tile_counts == nullptr: one tile, counted here.
+// tile_before[tile * E + e] = pairs of expert e in tiles before `tile`, total[e] = all of them: block e scans
+// column e of tile_counts (integers: exact).
+__global__ void __launch_bounds__(kRouteThreads) prefix_kernel(const int* __restrict__ tile_counts, int64_t tiles,
+                                                               int64_t experts, int* __restrict__ tile_before,
+                                                               int* __restrict__ total) {
+  using Scan = cub::BlockScan<int, kRouteThreads>;
+  __shared__ typename Scan::TempStorage scan_temp;
+  const int64_t e = blockIdx.x;
+  int carry = 0;
+  for (int64_t t0 = 0; t0 < tiles; t0 += kRouteThreads) {
+    const int64_t t = t0 + threadIdx.x;
+    const int count = t < tiles ? tile_counts[t * experts + e] : 0;
+    int before, sum;
+    Scan(scan_temp).ExclusiveSum(count, before, sum);
+    __syncthreads();
+    if (t < tiles) tile_before[t * experts + e] = carry + before;
+    carry += sum;
+  }
+  if (threadIdx.x == 0) total[e] = carry;
+}
+
+// Everything else, one block per tile (see the top of the file). tile_before == nullptr: one tile, counted here.
 // Shared memory: 32 bytes per expert (row_base 8, limit 4, chunk_count 4, warp_hist 8 x 2).
 template <typename Id>
 __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restrict__ ids, int64_t n,
                                                               MoeRouteShape shape, int64_t chunks,
                                                               int64_t chunks_per_tile,
-                                                              const int* __restrict__ tile_counts,
+                                                              const int* __restrict__ tile_before,
+                                                              const int* __restrict__ tile_total,
                                                               int64_t* __restrict__ counts,
                                                               int64_t* __restrict__ offsets,
                                                               int64_t* __restrict__ slots,
@@ -259,7 +279,7 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
   load_keys(ids, n, first_chunk, experts, keys);  // in flight while the counts are gathered
   for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) total[e] = before[e] = 0;
   __syncthreads();
-  if (tile_counts == nullptr) {
+  if (tile_before == nullptr) {
     count_keys(keys, experts, total);
     for (int64_t chunk = first_chunk + 1; chunk < end_chunk; ++chunk) {
       uint32_t more[kItems];
@@ -267,46 +287,9 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
       count_keys(more, experts, total);
     }
   } else {
-    // Integer atomics: the sums are exact whatever the order. Loads are batched so that many are in flight.
-    constexpr int kBatch = 8;
-    const unsigned e_count = unsigned(experts);
-    auto add_cell = [&](unsigned cell, int c) {
-      if (c == 0) return;
-      const unsigned tile = cell / e_count, e = cell - tile * e_count;
-      atomicAdd(&total[e], c);
-      if (tile < blockIdx.x) atomicAdd(&before[e], c);
-    };
-    if (e_count % 4 == 0) {  // 16-byte loads: a quad of cells never straddles two tiles
-      const unsigned quads = gridDim.x * e_count / 4;
-      const int4* quad_counts = reinterpret_cast<const int4*>(tile_counts);
-      for (unsigned start = threadIdx.x; start < quads; start += kRouteThreads * kBatch) {
-        int4 q[kBatch];
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          const unsigned quad = start + u * kRouteThreads;
-          q[u] = quad < quads ? quad_counts[quad] : make_int4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          const unsigned cell = (start + u * kRouteThreads) * 4;
-          add_cell(cell, q[u].x);
-          add_cell(cell + 1, q[u].y);
-          add_cell(cell + 2, q[u].z);
-          add_cell(cell + 3, q[u].w);
-        }
-      }
-    } else {
-      const unsigned cells = gridDim.x * e_count;
-      for (unsigned start = threadIdx.x; start < cells; start += kRouteThreads * kBatch) {
-        int c[kBatch];
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          const unsigned cell = start + u * kRouteThreads;
-          c[u] = cell < cells ? tile_counts[cell] : 0;
-        }
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) add_cell(start + u * kRouteThreads, c[u]);
-      }
+    for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) {
+      total[e] = tile_total[e];
+      before[e] = tile_before[blockIdx.x * experts + e];
     }
   }
   __syncthreads();
@@ -412,21 +395,27 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
   }
 }
 
-// Fast path: one launch for a single tile, else two. ids: int64 expert ids, or uint32 keys (E = dropped).
+// Fast path: one launch for a single tile, else three. ids: int64 expert ids, or uint32 keys (E = dropped).
 template <typename Id>
 void route_fast(const Id* ids, int64_t n, MoeRouteShape shape, int64_t* counts, int64_t* offsets, int64_t* slots,
                 int64_t* token_ids, int64_t* num_dropped, Workspace& workspace, cudaStream_t stream) {
   const int64_t experts = shape.num_experts;
   const TilePlan plan = plan_tiles(n, experts);
-  int* tile_counts = nullptr;
+  int *tile_before = nullptr, *tile_total = nullptr;
   if (plan.tiles > 1) {
-    tile_counts = static_cast<int*>(workspace.allocate(sizeof(int) * plan.tiles * experts));
+    auto* tile_counts = static_cast<int*>(workspace.allocate(sizeof(int) * plan.tiles * experts));
+    tile_before = static_cast<int*>(workspace.allocate(sizeof(int) * plan.tiles * experts));
+    tile_total = static_cast<int*>(workspace.allocate(sizeof(int) * experts));
     count_kernel<Id><<<unsigned(plan.tiles), kRouteThreads, sizeof(int) * experts, stream>>>(
         ids, n, experts, plan.chunks, plan.chunks_per_tile, tile_counts);
     GPUPRIM_LAUNCH_CHECK();
+    prefix_kernel<<<unsigned(experts), kRouteThreads, 0, stream>>>(tile_counts, plan.tiles, experts, tile_before,
+                                                                   tile_total);
+    GPUPRIM_LAUNCH_CHECK();
   }
   route_kernel<Id><<<unsigned(plan.tiles), kRouteThreads, 32 * experts, stream>>>(
-      ids, n, shape, plan.chunks, plan.chunks_per_tile, tile_counts, counts, offsets, slots, token_ids, num_dropped);
+      ids, n, shape, plan.chunks, plan.chunks_per_tile, tile_before, tile_total, counts, offsets, slots, token_ids,
+      num_dropped);
   GPUPRIM_LAUNCH_CHECK();
 }
 
