@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
+#include <stdexcept>
 #include <cstdint>
 #include <type_traits>
 
@@ -67,39 +69,39 @@ __global__ void __launch_bounds__(kBlockThreads) combine_kernel(const T* __restr
                                                                 const int64_t* __restrict__ slots,
                                                                 const Acc* __restrict__ gates,
                                                                 MoeUnpermuteShape shape, T* __restrict__ out) {
-  const int64_t packs = shape.hidden / Vec, items = shape.tokens * packs;
-  for (int64_t item = int64_t(blockIdx.x) * kBlockThreads + threadIdx.x; item < items;
-       item += int64_t(gridDim.x) * kBlockThreads) {
-    const int64_t t = item / packs, column = (item - t * packs) * Vec;
-    Acc acc[Vec];
+  const int64_t packs = shape.hidden / Vec;
+  const int64_t item = int64_t(blockIdx.x) * kBlockThreads + threadIdx.x;  // the grid covers every item
+  if (item >= shape.tokens * packs) return;
+  const int64_t t = item / packs, column = (item - t * packs) * Vec;
+  Acc acc[Vec];
 #pragma unroll
-    for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
-    for (int64_t j0 = 0; j0 < shape.k; j0 += InFlight) {
-      Pack<T, Vec> x[InFlight];
-      Acc w[InFlight];
-      bool valid[InFlight];
+  for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
+  for (int64_t j0 = 0; j0 < shape.k; j0 += InFlight) {
+    // Every row's pack is loaded before the first add, so InFlight loads per thread are in flight.
+    // Raw words until each row is added: converting them early would hold Vec floats per row in registers.
+    using Raw = std::conditional_t<sizeof(Pack<T, Vec>) == 16, uint4, Pack<T, Vec>>;
+    Raw x[InFlight];
+    bool valid[InFlight];
 #pragma unroll
-      for (int u = 0; u < InFlight; ++u) {
-        const int64_t j = j0 + u;
-        const int64_t s = j < shape.k ? slots[t * shape.k + j] : -1;
-        valid[u] = s >= 0 && s < shape.rows;  // dropped (or bad) slot: adds nothing
-        if (valid[u]) {
-          w[u] = gates ? gates[t * shape.k + j] : Acc(1);
-          x[u] = *reinterpret_cast<const Pack<T, Vec>*>(expert_out + s * shape.hidden + column);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < InFlight; ++u) {
-        if (!valid[u]) continue;
-#pragma unroll
-        for (int i = 0; i < Vec; ++i) acc[i] = add_rn(acc[i], mul_rn(w[u], convert<Acc>(x[u].items[i])));
-      }
+    for (int u = 0; u < InFlight; ++u) {
+      const int64_t s = j0 + u < shape.k ? slots[t * shape.k + j0 + u] : -1;
+      valid[u] = s >= 0 && s < shape.rows;  // dropped (or bad) slot: adds nothing
+      if (valid[u]) x[u] = *reinterpret_cast<const Raw*>(expert_out + s * shape.hidden + column);
     }
-    Pack<T, Vec> y;
 #pragma unroll
-    for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
-    *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
+    for (int u = 0; u < InFlight; ++u) {
+      if (!valid[u]) continue;
+      const Acc w = gates ? gates[t * shape.k + j0 + u] : Acc(1);
+      Pack<T, Vec> p;
+      memcpy(&p, &x[u], sizeof(p));
+#pragma unroll
+      for (int i = 0; i < Vec; ++i) acc[i] = add_rn(acc[i], mul_rn(w, convert<Acc>(p.items[i])));
+    }
   }
+  Pack<T, Vec> y;
+#pragma unroll
+  for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
+  *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
 }
 
 // pair_of_row[slots[p]] = p for every valid slot (the largest p if a malformed routing repeats a slot, so the
@@ -177,7 +179,7 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
   }
 }
 
-inline unsigned thread_grid(int64_t items) {
+inline unsigned thread_grid(int64_t items) {  // grid-stride kernels
   return unsigned(std::clamp<int64_t>((items + kBlockThreads - 1) / kBlockThreads, 1, kMaxGrid));
 }
 
@@ -199,7 +201,11 @@ void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUn
     GPUPRIM_LAUNCH_CHECK();
     return;
   }
-  const unsigned grid = thread_grid(shape.tokens * (shape.hidden / vec));
+  // One thread per item, no grid-stride loop: fewer than ~2^11 tokens here, so even a buffer filling the GPU's
+  // memory needs < 2^25 blocks.
+  const int64_t blocks = (shape.tokens * (shape.hidden / vec) + kBlockThreads - 1) / kBlockThreads;
+  if (blocks > int64_t(INT_MAX)) throw std::invalid_argument("gpuprim.moe_unpermute: expert_out too wide");
+  const unsigned grid = unsigned(blocks);
   if (vec != kVec) {
     combine_kernel<T, Acc, 1, 8><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
   } else if (shape.k <= 2) {
