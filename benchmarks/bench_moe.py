@@ -9,7 +9,8 @@ Shapes from the issue, bf16 hidden states: T16384 H4096 E64 k2; T65536 H2048 E12
 T1024 H4096 E512 k8. Bytes: permute reads + writes T*k*H elements; unpermute reads T*k*H and writes T*H; the
 metadata moves T*k ids in and (T*k slots + T*k token ids + E counts/offsets) out.
 Issue targets: metadata >= 10x the reference's; permute >= 80% of copy bandwidth and route + permute >= 1.4x the
-reference route; unpermute >= 5x the reference and >= 75% of copy bandwidth; forward + backward >= 3x (eager and
+reference route; unpermute >= 5x the reference and >= 75% of copy bandwidth (the copy_same_bytes rows time a device
+copy of the same bytes, which for the small shapes is itself well below the large-copy bandwidth); forward + backward >= 3x (eager and
 compiled). Cases using gpuprim.moe_route need torch.ops.gpuprim.topk_gating (an error row without it).
 """
 from __future__ import annotations
@@ -118,6 +119,13 @@ def _measure(case: str, part: str, tokens: int, hidden_size: int, experts: int, 
         except Exception as error:  # noqa: BLE001 - one impl failing must not hide the others
             rows.append(timing.error_record(OP, case, impl, error))
 
+    def add_copy_anchor(bytes_moved):
+        # The same bytes through a device copy of this size: at tens of MiB a copy runs well below the large-copy
+        # bandwidth of the % copy column (launch and ramp-up), so this row says how close to a copy we are here.
+        src = torch.empty(bytes_moved // 2, dtype=torch.uint8, device=timing.DEVICE)
+        dst = torch.empty_like(src)
+        add("copy_same_bytes", lambda: dst.copy_(src), bytes_moved)
+
     if part == "metadata":
         bytes_moved = pairs * 8 * 3 + experts * 16
         add("gpuprim", lambda: gpuprim.moe_route_metadata(expert_ids, gates, experts), bytes_moved)
@@ -127,6 +135,7 @@ def _measure(case: str, part: str, tokens: int, hidden_size: int, experts: int, 
         bytes_moved = 2 * pairs * hidden_size * elt
         add("gpuprim", lambda: gpuprim.moe_permute(hidden, routing), bytes_moved)
         add("torch_eager", lambda: hidden.index_select(0, token_ids), bytes_moved)
+        add_copy_anchor(bytes_moved)
     elif part == "route_permute":
         bytes_moved = 2 * pairs * hidden_size * elt
         add("gpuprim", lambda: gpuprim.moe_permute(hidden, gpuprim.moe_route(logits, k)), bytes_moved)
@@ -141,6 +150,7 @@ def _measure(case: str, part: str, tokens: int, hidden_size: int, experts: int, 
         bytes_moved = (pairs + tokens) * hidden_size * elt
         add("gpuprim", lambda: gpuprim.moe_unpermute(expert_out, routing, gates), bytes_moved)
         add("torch_eager", lambda: reference_unpermute(expert_out, gates, slots, token_ids), bytes_moved)
+        add_copy_anchor(bytes_moved)
     else:  # forward + backward of route, permute and unpermute
         logits.requires_grad_()
         hidden.requires_grad_()
