@@ -343,6 +343,24 @@ def test_cuda_filter_path_hard_inputs():
 
 
 @pytest.mark.gpu
+def test_cuda_filter_append_path():
+    """Few rows: rows whose histogram bound admits few keys append them to a per-row list that the
+    last chunk's block filters; rows that admit more take the level path, in the same launch.
+    Ties at the k-th boundary spread over many chunks, in both kinds of rows."""
+    g = torch.Generator().manual_seed(12)
+    n = 1_000_003
+    x = torch.randn(5, n, generator=g)
+    x[1] = 0.25  # constant: every key admitted -> level path
+    x[2, ::700] = 10.0  # 1429 ties at the top: append path for k = 100 (list of 4 k + 2048)
+    x[3, ::300] = 10.0  # 3334 ties: level path for k = 100, append path for k = 1024
+    x[4, ::500] = -10.0  # ties at the bottom (largest=False)
+    for k in (1, 100, 1024):
+        for largest in (True, False):
+            _cuda_vs_cpu(x, k, -1, largest)
+            _cuda_vs_cpu(x[2:3], k, -1, largest)  # one row: every block of the GPU on it
+
+
+@pytest.mark.gpu
 def test_cuda_large_against_torch():
     g = torch.Generator(device="cuda").manual_seed(1)
     x = torch.randn(64, 128_256, device="cuda", generator=g)
