@@ -343,21 +343,21 @@ def test_cuda_filter_path_hard_inputs():
 
 
 @pytest.mark.gpu
-def test_cuda_filter_append_path():
-    """Few rows: rows whose histogram bound admits few keys append them to a per-row list that the
-    last chunk's block filters; rows that admit more take the level path, in the same launch.
-    Ties at the k-th boundary spread over many chunks, in both kinds of rows."""
+def test_cuda_filter_few_rows_mixed_rows():
+    """Few rows cut into chunks after the histogram pre-pass: rows whose bound admits few keys next to
+    constant rows (every key admitted) in one launch, with ties at the k-th boundary spread over many
+    chunks, and one row that takes every block of the GPU."""
     g = torch.Generator().manual_seed(12)
     n = 1_000_003
     x = torch.randn(5, n, generator=g)
-    x[1] = 0.25  # constant: every key admitted -> level path
-    x[2, ::700] = 10.0  # 1429 ties at the top: append path for k = 100 (list of 4 k + 2048)
-    x[3, ::300] = 10.0  # 3334 ties: level path for k = 100, append path for k = 1024
+    x[1] = 0.25  # constant
+    x[2, ::700] = 10.0  # 1429 ties at the top
+    x[3, ::300] = 10.0  # 3334 ties at the top
     x[4, ::500] = -10.0  # ties at the bottom (largest=False)
     for k in (1, 100, 1024):
         for largest in (True, False):
             _cuda_vs_cpu(x, k, -1, largest)
-            _cuda_vs_cpu(x[2:3], k, -1, largest)  # one row: every block of the GPU on it
+            _cuda_vs_cpu(x[2:3], k, -1, largest)
 
 
 @pytest.mark.gpu

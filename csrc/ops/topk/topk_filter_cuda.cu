@@ -9,14 +9,11 @@
 // beaten by k kept ones: the result is exact.
 //
 // Few rows (less than one per resident block): an exact histogram pre-pass bounds each row's
-// admitted keys (see row_histogram_kernel); each row is cut into chunks, one block each. When the
-// bound admits at most 4 k + 2048 keys (typical data), the chunks append their admitted candidates
-// to a per-row list and the block that finishes the row's last chunk filters it to the top k, in
-// the same launch. Otherwise (many keys tied in the top bins) the chunks write their best k
-// candidates to a workspace and the next launch filters those the same way (a candidate carries
-// its position), until one block per row remains. Workspace: rows x chunks x k candidates, chunks
-// <= resident blocks / rows, so O(rows x k + resident blocks x k), plus the lists (rows x (4 k +
-// 2048)) and 2051 counters per row.
+// admitted keys (see row_histogram_kernel); each row is cut into chunks, one block each, that
+// write their best k candidates to a workspace; the next launch filters those the same way (a
+// candidate carries its position), until one block per row remains. Workspace: rows x chunks x k
+// candidates, chunks <= resident blocks / rows, so O(rows x k + resident blocks x k), plus 2048
+// counters per row.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
 #include <algorithm>
 #include <cstdint>
@@ -41,9 +38,6 @@ constexpr int kBufferCapacity = 4096;  // candidates in shared memory; a power o
 static_assert(kBufferCapacity >= kFilterMaxK + kTileElements, "a tile must fit after a compaction");
 constexpr int kRadixBins = 256, kRadixBits = 8;  // keep_best's digits
 constexpr int64_t kMinChunk = 2 * kTileElements;  // and >= 8 k: a chunk must do more than sort
-// A few-row row's append list holds 4 k + 2048 candidates: typical data admits about k plus one
-// histogram bin; a row that admits more takes the level path.
-constexpr int64_t kAppendCapacityPerK = 4, kAppendCapacityMin = 2048;
 
 // Positions are < 2^32 - 1 (filter_topk_applies), so every candidate is > 0: 0 pads the buffer.
 template <typename Key>
@@ -77,9 +71,6 @@ struct FilterShared {
   Candidate bound;  // keep_best: the prefix chosen so far, then the lowest kept candidate's bound
   int remaining, bin_count;
   Candidate or_all, and_all;
-  unsigned long long admitted;  // bin_threshold: keys of the row in the admitted bins
-  unsigned append_base;         // the block's first slot in its row's append list
-  bool last_chunk;              // the block finished its row's last chunk
 };
 
 // Appends c (when want) to `to` after `count` (one shared atomic per warp, on *added).
@@ -389,7 +380,6 @@ __device__ Candidate bin_threshold(FilterShared& s, const unsigned* __restrict__
           break;
         }
       }
-      s.admitted = taken;  // keys in bins >= bin
       // Candidates of keys in bins >= bin are >= (bin << kShift) << 32: admit c > that - 1.
       s.bound = bin == 0 ? 0 : (Candidate(unsigned(bin) << kShift) << 32) - 1;
     }
@@ -400,85 +390,34 @@ __device__ Candidate bin_threshold(FilterShared& s, const unsigned* __restrict__
   return threshold;
 }
 
-// Few-row rows whose histogram bound admits at most append.capacity keys (typical data: about k plus
-// a bin) skip the later levels: every chunk appends its (at most k) admitted candidates to the row's
-// append list, and the block that finishes the row's last chunk filters that list to the row's top k.
-// The list's order depends on timing, the result does not (the final filter sorts). Per row: three
-// counters (appended, chunks finished, done) zeroed with the histograms.
-struct AppendLists {
-  Candidate* lists = nullptr;    // rows x capacity
-  unsigned* counters = nullptr;  // rows x kRowCounters
-  int64_t capacity = 0;
-};
-constexpr int kRowCounters = 3;  // [0] candidates appended, [1] chunks finished, [2] row done
-
-// Writes the row's top k (the buffer's first k, sorted) to values / indices.
-template <typename Bits>
-__device__ __forceinline__ void write_row(const FilterShared& s, int64_t row, int k, const Bits* __restrict__ x,
-                                          int64_t n, Bits* __restrict__ values, int64_t* __restrict__ indices) {
-  for (int i = int(threadIdx.x); i < k; i += kThreads) {
-    const int64_t position = candidate_position(s.buffer[i]);
-    values[row * k + i] = x[row * n + position];
-    indices[row * k + i] = position;
-  }
-}
-
-// The block that finished a row's last chunk: the row's top k from its append list (>= k candidates).
-// Not inlined: a second filter_range in the kernel body would cost the hot path registers.
-template <typename Bits>
-__device__ __noinline__ void finish_appended_row(FilterShared& s, const Candidate* list, int64_t count, int k,
-                                                 int64_t row, const Bits* __restrict__ x, int64_t n,
-                                                 Bits* __restrict__ values, int64_t* __restrict__ indices) {
-  // No block of this launch read the list before (only this one reads it, and rows' lists start on
-  // 128-byte lines), so no L1 line is stale after the fence that follows the last chunk's count.
-  const int row_kept = filter_range(s, CandidateInput{}, list, 0, count, k, 0);
-  write_row(s, row, row_kept, x, n, values, indices);
-}
-
 // One block per (row, chunk) item: chunk c of a row covers [c * chunk_length, ...) of its
 // row_length elements. With `candidates` set, an item writes its best k (0-padded) to
 // candidates[item * k ...]; otherwise (one chunk per row) the row's top k to values / indices,
-// reading the values from x (positions are those of x's rows of n). Level 0 (row_histograms set)
-// takes the append path above where it applies; later levels skip the rows it finished.
+// reading the values from x (positions are those of x's rows of n).
 template <typename Bits, typename Input>
 __global__ void __launch_bounds__(kThreads, 4)
     filter_topk_kernel(Input input, const typename Input::Element* __restrict__ in, int64_t rows, int64_t row_length,
                        int64_t chunks, int64_t chunk_length, int k, const unsigned* __restrict__ row_histograms,
-                       AppendLists append, Candidate* __restrict__ candidates, const Bits* __restrict__ x, int64_t n,
+                       Candidate* __restrict__ candidates, const Bits* __restrict__ x, int64_t n,
                        Bits* __restrict__ values, int64_t* __restrict__ indices) {
   __shared__ FilterShared s;
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
     const int64_t row = item / chunks, chunk = item % chunks;
-    unsigned* counters = append.counters != nullptr ? append.counters + row * kRowCounters : nullptr;
-    if (row_histograms == nullptr && counters != nullptr && counters[2] != 0) continue;  // level 0 finished it
     const int64_t begin = chunk * chunk_length;
     const int64_t end = std::min(row_length, begin + chunk_length);
     Candidate initial_threshold = 0;
-    bool appending = false;
     if (row_histograms != nullptr) {
       initial_threshold = bin_threshold<Bits>(s, row_histograms + row * kHistogramBins, k);
-      appending = counters != nullptr && s.admitted <= static_cast<unsigned long long>(append.capacity);
     }
     const int kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold);
-    if (appending) {
-      Candidate* list = append.lists + row * append.capacity;
-      if (threadIdx.x == 0) s.append_base = atomicAdd(&counters[0], unsigned(kept));  // sum <= admitted: fits
-      __syncthreads();
-      for (int i = int(threadIdx.x); i < kept; i += kThreads) list[s.append_base + i] = s.buffer[i];
-      __threadfence();  // the appends are visible before this chunk counts as finished
-      __syncthreads();
-      if (threadIdx.x == 0) s.last_chunk = atomicAdd(&counters[1], 1u) == unsigned(chunks - 1);
-      __syncthreads();
-      if (s.last_chunk) {  // uniform: every other chunk of the row has appended
-        __threadfence();
-        const int64_t count = int64_t(*reinterpret_cast<volatile unsigned*>(&counters[0]));  // >= k
-        finish_appended_row(s, list, count, k, row, x, n, values, indices);
-        if (threadIdx.x == 0) counters[2] = 1;  // later levels skip the row (they run after this launch)
-      }
-    } else if (candidates != nullptr) {
+    if (candidates != nullptr) {
       for (int i = int(threadIdx.x); i < k; i += kThreads) candidates[item * k + i] = i < kept ? s.buffer[i] : 0;
     } else {
-      write_row(s, row, kept, x, n, values, indices);  // kept == k: the row has >= k elements
+      for (int i = int(threadIdx.x); i < kept; i += kThreads) {  // kept == k: the row has >= k elements
+        const int64_t position = candidate_position(s.buffer[i]);
+        values[row * k + i] = x[row * n + position];
+        indices[row * k + i] = position;
+      }
     }
     __syncthreads();  // the buffer is reused
   }
@@ -501,12 +440,11 @@ unsigned grid_of(int64_t items, int64_t resident_blocks) {
 
 template <typename Bits, typename Input>
 void launch_level(Input input, const typename Input::Element* in, int64_t rows, int64_t row_length, int64_t chunks,
-                  int64_t chunk_length, int64_t k, const unsigned* row_histograms, AppendLists append,
-                  Candidate* candidates, const Bits* x, int64_t n, Bits* values, int64_t* indices,
-                  int64_t resident_blocks, cudaStream_t stream) {
+                  int64_t chunk_length, int64_t k, const unsigned* row_histograms, Candidate* candidates,
+                  const Bits* x, int64_t n, Bits* values, int64_t* indices, int64_t resident_blocks,
+                  cudaStream_t stream) {
   filter_topk_kernel<Bits, Input><<<grid_of(rows * chunks, resident_blocks), kThreads, 0, stream>>>(
-      input, in, rows, row_length, chunks, chunk_length, int(k), row_histograms, append, candidates, x, n, values,
-      indices);
+      input, in, rows, row_length, chunks, chunk_length, int(k), row_histograms, candidates, x, n, values, indices);
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -528,39 +466,33 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   const int64_t resident = resident_blocks<Bits>();
   auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
   if (chunks == 1) {
-    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, nullptr, AppendLists{}, nullptr, x, n, values,
-                       indices, resident, stream);
+    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, nullptr, nullptr, x, n, values, indices, resident,
+                       stream);
     return;
   }
   // The histogram pre-pass (one more read of the rows, exact integer counts), level 0 over the
   // rows, then levels over the candidates until one chunk per row is left.
-  // One zeroed allocation: the histograms, then the append counters.
-  const size_t histogram_bytes = size_t(rows) * (kHistogramBins + kRowCounters) * sizeof(unsigned);
+  const size_t histogram_bytes = size_t(rows) * kHistogramBins * sizeof(unsigned);
   auto* row_histograms = static_cast<unsigned*>(workspace.allocate(histogram_bytes));
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_histograms, 0, histogram_bytes, stream));
-  AppendLists append;
-  append.counters = row_histograms + rows * kHistogramBins;
-  // Whole 128-byte lines per row: no L1 line of one row's list holds another row's slots.
-  append.capacity = (kAppendCapacityPerK * k + kAppendCapacityMin + 15) / 16 * 16;
-  append.lists = static_cast<Candidate*>(workspace.allocate(size_t(rows * append.capacity) * sizeof(Candidate)));
   row_histogram_kernel<Bits><<<grid_of(rows * chunks, resident), kThreads, 0, stream>>>(x, rows, n, chunks,
                                                                                        chunk_length, codec,
                                                                                        row_histograms);
   GPUPRIM_LAUNCH_CHECK();
   auto* candidates = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-  launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k, row_histograms, append, candidates,
-                     x, n, values, indices, resident, stream);
+  launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k, row_histograms, candidates, x, n,
+                     values, indices, resident, stream);
   int64_t length = chunks * k;
   for (;;) {
     std::tie(chunks, chunk_length) = plan_chunks(rows, length, k, resident);
     if (chunks == 1) {
-      launch_level<Bits>(CandidateInput{}, candidates, rows, length, 1, length, k, nullptr, append, nullptr, x, n,
-                         values, indices, resident, stream);
+      launch_level<Bits>(CandidateInput{}, candidates, rows, length, 1, length, k, nullptr, nullptr, x, n, values,
+                         indices, resident, stream);
       return;
     }
     auto* next = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-    launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, nullptr, append, next, x,
-                       n, values, indices, resident, stream);
+    launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, nullptr, next, x, n,
+                       values, indices, resident, stream);
     candidates = next;
     length = chunks * k;
   }
