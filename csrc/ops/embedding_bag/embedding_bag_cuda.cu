@@ -259,10 +259,11 @@ struct RunPlanPlus {
 };
 
 // The plan entry of run r (zero for the sentinel run and past num_runs), computed while CUB scans it: the last
-// run ends at n, so start[num_runs] need not be written yet.
+// run ends at n, so start[num_runs] need not be written yet. Its key comes from runs_kernel's unique[r] (read in
+// run order, coalesced, rather than gathered from keys[start[r]]).
 template <typename K, typename V>
 struct PlanOfRun {
-  const K* keys;
+  const K* unique;
   const V* start;  // run starts (select output)
   const V* num_runs;
   int64_t n;
@@ -273,8 +274,9 @@ struct PlanOfRun {
     if (r >= runs) return {V(0), V(0), V(0)};
     const int64_t begin = static_cast<int64_t>(start[r]);
     const int64_t end = r + 1 < runs ? static_cast<int64_t>(start[r + 1]) : n;
-    if (keys[begin] == sentinel) return {V(0), V(0), V(0)};
-    const V chunks = static_cast<V>((end - begin + chunk - 1) / chunk);
+    if (unique[r] == sentinel) return {V(0), V(0), V(0)};
+    // Most runs fit one chunk: no 64-bit division for them.
+    const V chunks = end - begin <= chunk ? V(1) : static_cast<V>((end - begin + chunk - 1) / chunk);
     return {chunks, chunks > 1 ? chunks : V(0), chunks > 1 ? V(1) : V(0)};
   }
 };
@@ -669,7 +671,7 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
                                                                     num_rows);
   GPUPRIM_LAUNCH_CHECK();
   const auto run_plans =
-      thrust::make_transform_iterator(thrust::counting_iterator<V>(0), PlanOfRun<K, V>{keys, start, num_runs, n,
+      thrust::make_transform_iterator(thrust::counting_iterator<V>(0), PlanOfRun<K, V>{unique, start, num_runs, n,
                                                                                        sentinel, a.chunk});
   temp_bytes = 0;
   GPUPRIM_CUDA_CHECK(
