@@ -15,13 +15,14 @@
 //   1. prep kernel        keys and values (and bag_of for sum with per_sample_weights)
 //   2. radix sort         stable CUB sort of the pairs by the key bits [0, bits(num_keys))
 //   3. run starts         CUB select of the positions where the key changes (run starts and their count, on device)
-//   4. runs, plan         per run: its key (dense sum/mean: and each table row's run); chunks of chunk_size(n)
+//   4. runs, plan         per run: its key; chunks of chunk_size(n)
 //                         pairs and partial rows (runs of several chunks), computed inside CUB's scan of them
 //   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
 //                         (= position) order in fp32; a run of one chunk is stored directly (pass 1: one item
 //                         per run), a longer (hot) run stores one partial row per chunk (pass 2). Dense sum/mean:
 //                         the dense rows kernel instead writes every table row once (zeros for rows without
-//                         pairs) and then runs pass 2 in the same launch
+//                         pairs, found by walking the sorted run keys beside the rows) and then runs pass 2 in
+//                         the same launch
 //   6. combine kernel     one block per hot run folds its partial rows: warp g takes rows g, g + 32, ...,
 //                         then the 32 warp sums are added in warp order
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
