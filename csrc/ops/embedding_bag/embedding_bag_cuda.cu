@@ -467,9 +467,10 @@ __global__ void __launch_bounds__(kThreads, kDenseBlocksPerSm)
     int64_t r = lo;
     // Units of Vec elements: a row has `units`, a 32-row window 32 * units; lane l stores units l, l + 32, ...
     // The (row, unit) of each store is the same in every window: advanced by 32 units per store, no division.
+    // Rows in a window and the per-store steps are < 32 (int); `unit` stays int64 (a row may be very wide).
     const int64_t units = a.width / Vec;
-    const int64_t step_rows = kWarp / units, step_units = kWarp % units;  // 32 = step_rows * units + step_units
-    const int64_t first_row = lane / units, first_unit = lane % units;
+    const int step_rows = static_cast<int>(kWarp / units), step_units = static_cast<int>(kWarp % units);
+    const int first_row = static_cast<int>(lane / units), first_unit = static_cast<int>(lane % units);
     VecOf<Vec, T> zero;
 #pragma unroll
     for (int j = 0; j < Vec; ++j) zero.items[j] = convert<T>(Acc(0));
@@ -484,7 +485,7 @@ __global__ void __launch_bounds__(kThreads, kDenseBlocksPerSm)
       const K key = valid ? a.unique[idx] : K(0);
       const V begin = valid ? a.start[idx] : V(0);
       const V end = valid ? a.start[idx + 1] : V(0);
-      const int64_t window_rows = row_end - w0 < kWarp ? row_end - w0 : int64_t(kWarp);
+      const int window_rows = row_end - w0 < kWarp ? static_cast<int>(row_end - w0) : kWarp;
       const bool in_window = valid && static_cast<int64_t>(key) < w0 + window_rows;
       const int count = __popc(__ballot_sync(0xffffffffu, in_window));  // lanes 0 .. count - 1
       unsigned touched = in_window ? 1u << (static_cast<int64_t>(key) - w0) : 0u;
@@ -492,9 +493,12 @@ __global__ void __launch_bounds__(kThreads, kDenseBlocksPerSm)
       for (int offset = kWarp / 2; offset > 0; offset /= 2) touched |= __shfl_xor_sync(0xffffffffu, touched, offset);
       // The zero stream: window_rows * units stores, none waiting on a load.
       T* window = a.out + w0 * a.width;
-      int64_t row = first_row, unit = first_unit;
+      int row = first_row;
+      int64_t unit = first_unit;
       for (int64_t s = 0; s < units; ++s) {
-        if (row < window_rows && !((touched >> row) & 1u)) store_vec<Vec>(window + row * a.width + unit * Vec, zero);
+        if (row < window_rows && !((touched >> row) & 1u)) {
+          store_vec<Vec>(window + int64_t(row) * a.width + unit * Vec, zero);
+        }
         row += step_rows;
         unit += step_units;
         if (unit >= units) {
