@@ -15,14 +15,13 @@
 //   1. prep kernel        keys and values (and bag_of for sum with per_sample_weights)
 //   2. radix sort         stable CUB sort of the pairs by the key bits [0, bits(num_keys))
 //   3. run starts         CUB select of the positions where the key changes (run starts and their count, on device)
-//   4. runs, plan         per run: its key; chunks of chunk_size(n)
+//   4. runs, plan         per run: its key (dense sum/mean: and each table row's run); chunks of chunk_size(n)
 //                         pairs and partial rows (runs of several chunks), computed inside CUB's scan of them
 //   5. chunk kernel       one warp (fewer lanes for short rows) per chunk folds its pairs in sorted
 //                         (= position) order in fp32; a run of one chunk is stored directly (pass 1: one item
 //                         per run), a longer (hot) run stores one partial row per chunk (pass 2). Dense sum/mean:
 //                         the dense rows kernel instead writes every table row once (zeros for rows without
-//                         pairs, found by walking the sorted run keys beside the rows) and then runs pass 2 in
-//                         the same launch
+//                         pairs) and then runs pass 2 in the same launch
 //   6. combine kernel     one block per hot run folds its partial rows: warp g takes rows g, g + 32, ...,
 //                         then the 32 warp sums are added in warp order
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
@@ -51,8 +50,6 @@ constexpr int kWarpsPerBlock = kThreads / kWarp;
 constexpr int kCombineThreads = 1024;  // one block per hot run: 32 warps share its partial rows
 constexpr int kCombineWarps = kCombineThreads / kWarp;
 constexpr int kUnroll = 4;  // independent row loads in flight per lane
-constexpr int kRunsInFlight = 2;  // dense rows kernel: runs per lane group whose loads are in flight together
-constexpr int kDenseBlocksPerSm = 3;  // dense rows kernel: <= 80 registers, 24 warps per SM keep stores in flight
 constexpr int64_t kMaxGrid = int64_t(1) << 30;
 
 template <typename T> struct AccOf { using type = float; };  // fp16, bf16, fp32 accumulate in fp32
@@ -260,11 +257,10 @@ struct RunPlanPlus {
 };
 
 // The plan entry of run r (zero for the sentinel run and past num_runs), computed while CUB scans it: the last
-// run ends at n, so start[num_runs] need not be written yet. Its key comes from runs_kernel's unique[r] (read in
-// run order, coalesced, rather than gathered from keys[start[r]]).
+// run ends at n, so start[num_runs] need not be written yet.
 template <typename K, typename V>
 struct PlanOfRun {
-  const K* unique;
+  const K* keys;
   const V* start;  // run starts (select output)
   const V* num_runs;
   int64_t n;
@@ -275,27 +271,29 @@ struct PlanOfRun {
     if (r >= runs) return {V(0), V(0), V(0)};
     const int64_t begin = static_cast<int64_t>(start[r]);
     const int64_t end = r + 1 < runs ? static_cast<int64_t>(start[r + 1]) : n;
-    if (unique[r] == sentinel) return {V(0), V(0), V(0)};
-    // Most runs fit one chunk: no 64-bit division for them.
-    const V chunks = end - begin <= chunk ? V(1) : static_cast<V>((end - begin + chunk - 1) / chunk);
+    if (keys[begin] == sentinel) return {V(0), V(0), V(0)};
+    const V chunks = static_cast<V>((end - begin + chunk - 1) / chunk);
     return {chunks, chunks > 1 ? chunks : V(0), chunks > 1 ? V(1) : V(0)};
   }
 };
 
-// Per run r < num_runs (start[r] from the select): its key unique[r]. Thread 0 also writes start[num_runs] = n
-// (no thread here reads it) and num_rows (when not null): the runs but the sentinel's, which is the last run
-// when present.
+// Per run r < num_runs (start[r] from the select): its key unique[r], and row_run[key] = r (dense sum/mean, when
+// not null; -1 elsewhere, set before the launch). Thread 0 also writes start[num_runs] = n (no thread here reads
+// it) and num_rows (when not null): the runs but the sentinel's, which is the last run when present.
 template <typename K, typename V>
 __global__ void __launch_bounds__(kThreads) runs_kernel(const K* __restrict__ keys, V* __restrict__ start,
                                                         const V* __restrict__ num_runs, int64_t n, K sentinel,
-                                                        K* __restrict__ unique, int64_t* __restrict__ num_rows) {
+                                                        K* __restrict__ unique, V* __restrict__ row_run,
+                                                        int64_t* __restrict__ num_rows) {
   const int64_t runs = *num_runs;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     start[runs] = static_cast<V>(n);
     if (num_rows != nullptr) *num_rows = runs > 0 && keys[n - 1] == sentinel ? runs - 1 : runs;
   }
   for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < runs; r += int64_t(gridDim.x) * blockDim.x) {
-    unique[r] = keys[start[r]];
+    const K key = keys[start[r]];
+    unique[r] = key;
+    if (row_run != nullptr && key != sentinel) row_run[key] = static_cast<V>(r);
   }
 }
 
@@ -327,28 +325,12 @@ struct ReduceArgs {
   T* out;                   // dense: out + key * width; sparse: out + run * width and rows[run] = key
   int64_t* rows;            // sparse only
   bool sparse;
+  const V* row_run;         // dense sum/mean: run of each row of out (-1: none), else nullptr
 };
 
 // acc = the pairs [begin, end) (sorted = position order) at columns [col, col + Vec), folded in that order
 // with kUnroll rows in flight; times per_sample_weights, or (mean) times 1 / the bag's size, as the CPU kernel:
 // one division per pair instead of one per element (an IEEE fp32 division is a ~20-instruction sequence).
-template <typename T, typename K, typename V, int Vec>
-__device__ __forceinline__ void load_pair(const ReduceArgs<T, K, V>& a, int64_t i, int64_t col, VecOf<Vec, T>& row_vec,
-                                          typename AccOf<T>::type& scale) {
-  using Acc = typename AccOf<T>::type;
-  const int64_t p = static_cast<int64_t>(a.positions[i]);
-  const int64_t row = a.bag_of ? static_cast<int64_t>(a.bag_of[p]) : p;
-  row_vec = load_vec<Vec>(a.src + row * a.width + col);
-  if (a.psw) {
-    scale = convert<Acc>(a.psw[p]);
-  } else if (a.bag_size) {
-    const int64_t size = a.bag_size[row];
-    scale = Acc(1) / static_cast<Acc>(size > 1 ? size : int64_t(1));
-  } else {
-    scale = Acc(1);
-  }
-}
-
 template <typename T, typename K, typename V, int Vec>
 __device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t begin, int64_t end, int64_t col,
                                            typename AccOf<T>::type (&acc)[Vec]) {
@@ -360,7 +342,18 @@ __device__ __forceinline__ void fold_pairs(const ReduceArgs<T, K, V>& a, int64_t
     Acc scale[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      if (i + u < end) load_pair<T, K, V, Vec>(a, i + u, col, rows[u], scale[u]);
+      if (i + u >= end) continue;
+      const int64_t p = static_cast<int64_t>(a.positions[i + u]);
+      const int64_t row = a.bag_of ? static_cast<int64_t>(a.bag_of[p]) : p;
+      rows[u] = load_vec<Vec>(a.src + row * a.width + col);
+      if (a.psw) {
+        scale[u] = convert<Acc>(a.psw[p]);
+      } else if (a.bag_size) {
+        const int64_t size = a.bag_size[row];
+        scale[u] = Acc(1) / static_cast<Acc>(size > 1 ? size : int64_t(1));
+      } else {
+        scale[u] = Acc(1);
+      }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -427,143 +420,56 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Dense sum/mean: writes every row of out exactly once (zeros where a row got no pair, the folded pairs of a
-// single-chunk run elsewhere; hot runs are left to combine_kernel), instead of a zero fill of the whole table
-// followed by a scatter of the touched rows. Each warp owns one contiguous range of `rows_per_warp` rows (a
-// multiple of 32) and walks it in windows of 32 rows beside the sorted run keys (`unique`, strictly increasing):
-// one coalesced load of the next 32 keys and run starts says which window rows have a run; the window's other
-// rows are written as one contiguous zero stream of 16-byte stores (predicated per row, no branch), and only then
-// does the warp fold the window's runs (dependent loads), while its zero stores drain. Afterwards the blocks share
-// the hot runs' chunks (chunk_kernel's second pass, here: one launch less, and it overlaps the row writes).
+// Dense sum/mean: writes every row of out exactly once in one pass over the table (zeros where a row got no
+// pair, the folded pairs of a single-chunk run elsewhere; hot runs are left to combine_kernel), instead of a
+// zero fill of the whole table followed by a scatter of the touched rows. Each block iteration takes a tile of
+// kThreads rows: thread t looks up row k0 + t's pair range (its two dependent loads done for all the tile's rows
+// at once), then groups of `group` lanes write the tile's rows. Afterwards the blocks share the hot runs' chunks
+// (chunk_kernel's second pass, here: one launch less, and it overlaps the row writes).
 template <typename T, typename K, typename V, int Vec>
-__global__ void __launch_bounds__(kThreads, kDenseBlocksPerSm)
-    dense_rows_kernel(ReduceArgs<T, K, V> a, int64_t out_rows, int64_t rows_per_warp, int group,
+__global__ void __launch_bounds__(kThreads)
+    dense_rows_kernel(ReduceArgs<T, K, V> a, int64_t out_rows, int group,
                       typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
-  const int lane = threadIdx.x % kWarp;
-  const int64_t runs_all = *a.num_runs;
-  // Runs with a table row: all but the sentinel's (its key is out_rows, and it sorts last).
-  const int64_t runs = runs_all > 0 && int64_t(a.unique[runs_all - 1]) >= out_rows ? runs_all - 1 : runs_all;
-  const int64_t warp = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
-  const int64_t row_begin = warp * rows_per_warp;
-  const int64_t row_end = row_begin + rows_per_warp < out_rows ? row_begin + rows_per_warp : out_rows;
-  if (row_begin < row_end) {  // warp-uniform (no barriers below)
-    // r = the first run whose key is >= row_begin: a 32-way search, each step one load per lane and a ballot.
-    int64_t lo = 0, hi = runs;  // the answer lies in [lo, hi]
-    while (lo < hi) {
-      // Lane i probes t_i = lo + (i + 1) m / 32 - 1 (non-decreasing, t_31 = hi - 1; t_i < lo: no probe, false).
-      const int64_t m = hi - lo;
-      const int64_t probe = lo + ((int64_t(lane) + 1) * m >> 5) - 1;
-      const bool at_or_after = probe >= lo && int64_t(a.unique[probe]) >= row_begin;
-      const unsigned ballot = __ballot_sync(0xffffffffu, at_or_after);
-      if (ballot == 0) {
-        lo = hi;  // unique[hi - 1] < row_begin
-      } else {
-        const int first = __ffs(ballot) - 1;  // answer in (t_{first - 1}, t_first]
-        hi = lo + ((int64_t(first) + 1) * m >> 5) - 1;
-        lo = lo + (int64_t(first) * m >> 5);
-      }
-    }
-    int64_t r = lo;
-    // Units of Vec elements: a row has `units`, a 32-row window 32 * units; lane l stores units l, l + 32, ...
-    // The (row, unit) of each store is the same in every window: advanced by 32 units per store, no division.
-    // Rows in a window and the per-store steps are < 32 (int); `unit` stays int64 (a row may be very wide).
-    const int64_t units = a.width / Vec;
-    const int step_rows = static_cast<int>(kWarp / units), step_units = static_cast<int>(kWarp % units);
-    const int first_row = static_cast<int>(lane / units), first_unit = static_cast<int>(lane % units);
-    VecOf<Vec, T> zero;
-#pragma unroll
-    for (int j = 0; j < Vec; ++j) zero.items[j] = convert<T>(Acc(0));
-    const int per_warp = kWarp / group;
-    const int group_lane = lane % group;
-    const bool one_pass = a.width <= int64_t(group) * Vec;  // a group's lanes cover a row in one pass
-    for (int64_t w0 = row_begin; w0 < row_end; w0 += kWarp) {
-      // Run keys < w0 are behind r, so the window's runs are r, r + 1, ... (at most 32: keys are distinct).
-      const int64_t idx = r + lane;
-      const bool valid = idx < runs;
-      // Kept in K and V (32-bit in the common case): fewer registers.
-      const K key = valid ? a.unique[idx] : K(0);
-      const V begin = valid ? a.start[idx] : V(0);
-      const V end = valid ? a.start[idx + 1] : V(0);
-      const int window_rows = row_end - w0 < kWarp ? static_cast<int>(row_end - w0) : kWarp;
-      const bool in_window = valid && static_cast<int64_t>(key) < w0 + window_rows;
-      const int count = __popc(__ballot_sync(0xffffffffu, in_window));  // lanes 0 .. count - 1
-      unsigned touched = in_window ? 1u << (static_cast<int64_t>(key) - w0) : 0u;
-#pragma unroll
-      for (int offset = kWarp / 2; offset > 0; offset /= 2) touched |= __shfl_xor_sync(0xffffffffu, touched, offset);
-      // The zero stream: window_rows * units stores, none waiting on a load.
-      T* window = a.out + w0 * a.width;
-      int row = first_row;
-      int64_t unit = first_unit;
-      for (int64_t s = 0; s < units; ++s) {
-        if (row < window_rows && !((touched >> row) & 1u)) {
-          store_vec<Vec>(window + int64_t(row) * a.width + unit * Vec, zero);
-        }
-        row += step_rows;
-        unit += step_units;
-        if (unit >= units) {
-          unit -= units;
-          ++row;
-        }
-      }
-      // The window's runs, kRunsInFlight per group of `group` lanes; hot runs: combine_kernel. Runs of one pair
-      // (most) whose row one group covers load together (all their loads in flight), the others fold alone.
-      for (int j0 = 0; j0 < count; j0 += per_warp * kRunsInFlight) {  // warp-uniform (shuffles inside)
-        if (one_pass) {
-          const int64_t col = int64_t(group_lane) * Vec;
-          VecOf<Vec, T> rows[kRunsInFlight];
-          Acc scale[kRunsInFlight];
-          bool single[kRunsInFlight];
-#pragma unroll
-          for (int u = 0; u < kRunsInFlight; ++u) {
-            const int j = j0 + u * per_warp + lane / group;
-            const V b = __shfl_sync(0xffffffffu, begin, j % kWarp), e = __shfl_sync(0xffffffffu, end, j % kWarp);
-            single[u] = j < count && e - b == 1 && col < a.width;
-            if (single[u]) load_pair<T, K, V, Vec>(a, b, col, rows[u], scale[u]);
-          }
-#pragma unroll
-          for (int u = 0; u < kRunsInFlight; ++u) {
-            const int j = j0 + u * per_warp + lane / group;
-            const int64_t run_key = static_cast<int64_t>(__shfl_sync(0xffffffffu, key, j % kWarp));
-            if (!single[u]) continue;
-            VecOf<Vec, T> result;
-#pragma unroll
-            for (int jj = 0; jj < Vec; ++jj) {
-              Acc acc = Acc(0);  // as fold_pairs folds one pair
-              acc += convert<Acc>(rows[u].items[jj]) * scale[u];
-              result.items[jj] = convert<T>(acc);
-            }
-            store_vec<Vec>(a.out + run_key * a.width + col, result);
-          }
-        }
-#pragma unroll 1
-        for (int u = 0; u < kRunsInFlight; ++u) {
-          const int j = j0 + u * per_warp + lane / group;
-          const int64_t run_key = static_cast<int64_t>(__shfl_sync(0xffffffffu, key, j % kWarp));
-          const int64_t b = static_cast<int64_t>(__shfl_sync(0xffffffffu, begin, j % kWarp));
-          const int64_t e = static_cast<int64_t>(__shfl_sync(0xffffffffu, end, j % kWarp));
-          // Not yet written: a run of several pairs (or any run, when a row takes several passes) of one chunk.
-          if (j >= count || e - b < (one_pass ? 2 : 1) || e - b > a.chunk) continue;
-          T* dst = a.out + run_key * a.width;
-          for (int64_t col = int64_t(group_lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
-            Acc acc[Vec];
-            fold_pairs<T, K, V, Vec>(a, b, e, col, acc);
-            VecOf<Vec, T> result;
-#pragma unroll
-            for (int jj = 0; jj < Vec; ++jj) result.items[jj] = convert<T>(acc[jj]);
-            store_vec<Vec>(dst + col, result);
-          }
-        }
-      }
-      r += count;
-    }
-  }
-  const int group_lane = threadIdx.x % group;
+  __shared__ V tile_begin[kThreads];
+  __shared__ V tile_end[kThreads];
+  const int lane = threadIdx.x % group;
   const int per_block = kThreads / group;
-  const int64_t hot_items = runs_all > 0 ? int64_t(a.plan[runs_all - 1].partials) : 0;
+  for (int64_t k0 = int64_t(blockIdx.x) * kThreads; k0 < out_rows; k0 += int64_t(gridDim.x) * kThreads) {
+    // block-uniform loop (barriers inside)
+    const int64_t k = k0 + threadIdx.x;
+    V begin = V(0), end = V(0);  // an empty range: a zero row
+    if (k < out_rows) {
+      const int64_t r = static_cast<int64_t>(a.row_run[k]);
+      if (r >= 0) {
+        begin = a.start[r];
+        end = a.start[r + 1];
+      }
+    }
+    tile_begin[threadIdx.x] = begin;
+    tile_end[threadIdx.x] = end;
+    __syncthreads();
+    const int64_t tile_rows = out_rows - k0 < kThreads ? out_rows - k0 : int64_t(kThreads);
+    for (int64_t t = threadIdx.x / group; t < tile_rows; t += per_block) {  // group-uniform
+      const int64_t b = static_cast<int64_t>(tile_begin[t]), e = static_cast<int64_t>(tile_end[t]);
+      if (e - b > a.chunk) continue;  // hot run (several chunks): combine_kernel writes the row
+      T* dst = a.out + (k0 + t) * a.width;
+      for (int64_t col = int64_t(lane) * Vec; col < a.width; col += int64_t(group) * Vec) {
+        Acc acc[Vec];
+        fold_pairs<T, K, V, Vec>(a, b, e, col, acc);
+        VecOf<Vec, T> result;
+#pragma unroll
+        for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
+        store_vec<Vec>(dst + col, result);
+      }
+    }
+    __syncthreads();  // the tile's ranges are read before the next tile overwrites them
+  }
+  const int64_t runs = *a.num_runs;
+  const int64_t hot_items = runs > 0 ? int64_t(a.plan[runs - 1].partials) : 0;
   for (int64_t w = int64_t(blockIdx.x) * per_block + threadIdx.x / group; w < hot_items;
        w += int64_t(gridDim.x) * per_block) {
-    chunk_item<T, K, V, Vec>(a, runs_all, w, true, group_lane, group, partials);
+    chunk_item<T, K, V, Vec>(a, runs, w, true, lane, group, partials);
   }
 }
 
@@ -672,17 +578,24 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
   void* temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
   GPUPRIM_CUDA_CHECK(
       cub::DeviceSelect::If(temp, temp_bytes, positions, start, num_runs, items, IsRunHead<K>{keys}, stream));
+  V* row_run = nullptr;
+  if (dense_rows > 0) {
+    // 4 (or 8) bytes per table row, against the D * sizeof(T) bytes per row that a separate zero fill wrote.
+    row_run = static_cast<V*>(workspace.allocate(sizeof(V) * dense_rows));
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_run, 0xff, sizeof(V) * dense_rows, stream));  // every byte 0xff: -1
+  }
   runs_kernel<K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(keys, start, num_runs, n, sentinel, unique,
-                                                                    num_rows);
+                                                                    row_run, num_rows);
   GPUPRIM_LAUNCH_CHECK();
   const auto run_plans =
-      thrust::make_transform_iterator(thrust::counting_iterator<V>(0), PlanOfRun<K, V>{unique, start, num_runs, n,
+      thrust::make_transform_iterator(thrust::counting_iterator<V>(0), PlanOfRun<K, V>{keys, start, num_runs, n,
                                                                                        sentinel, a.chunk});
   temp_bytes = 0;
   GPUPRIM_CUDA_CHECK(
       cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, run_plans, plan, RunPlanPlus(), items, stream));
   temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
   GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, run_plans, plan, RunPlanPlus(), items, stream));
+  a.row_run = row_run;
   a.unique = unique;
   a.start = start;
   a.num_runs = num_runs;
@@ -698,15 +611,11 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
     const int64_t grid_cap = 4 * resident_blocks(chunk);
     if (dense_rows > 0) {
-      // Two waves of blocks (each warp's share of rows is one contiguous range, a multiple of 32 rows), and at
-      // least the blocks chunk_kernel's hot pass would have (a small table can have many hot chunks).
-      auto dense = dense_rows_kernel<T, K, V, kVec>;
-      const int64_t windows = (dense_rows + kWarp - 1) / kWarp;
-      const unsigned grid = std::max(grid_for(windows, kWarpsPerBlock, 2 * resident_blocks(dense)),
-                                     grid_for(partial_rows, kThreads / group, grid_cap));
-      const int64_t warps = int64_t(grid) * kWarpsPerBlock;
-      const int64_t rows_per_warp = (windows + warps - 1) / warps * kWarp;
-      dense<<<grid, kThreads, 0, stream>>>(a, dense_rows, rows_per_warp, group, partials);
+      // A block per tile of kThreads rows (no cap: a tile is enough work, and the hardware balances the tail),
+      // and at least the blocks chunk_kernel's hot pass would have (a small table can have many hot chunks).
+      const unsigned tiles = grid_for(dense_rows, kThreads);
+      const unsigned grid = std::max(tiles, grid_for(partial_rows, kThreads / group, grid_cap));
+      dense_rows_kernel<T, K, V, kVec><<<grid, kThreads, 0, stream>>>(a, dense_rows, group, partials);
       GPUPRIM_LAUNCH_CHECK();
     } else {
       chunk<<<grid_for(n, kThreads / group, grid_cap), kThreads, 0, stream>>>(a, group, partials);
