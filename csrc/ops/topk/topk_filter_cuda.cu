@@ -14,6 +14,8 @@
 // candidate carries its position), until one block per row remains. Workspace: rows x chunks x k
 // candidates, chunks <= resident blocks / rows, so O(rows x k + resident blocks x k), plus 2048
 // counters per row.
+// One block per row with k >= 256 takes the same histogram pre-pass: from a running bound the
+// buffer would fill and be cut to k many times per row.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
 #include <algorithm>
 #include <cstdint>
@@ -306,6 +308,7 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
 // >= b hold at least k keys: every key below bin b is beaten by k others, so the filter admits
 // only bins >= b — on typical data a few hundred keys per row instead of k per chunk.
 constexpr int kHistogramBits = 11, kHistogramBins = 1 << kHistogramBits;
+constexpr int64_t kHistogramMinK = 256;  // one block per row: k from which the pre-pass pays (see filter_topk_typed)
 
 template <typename Bits>
 __global__ void __launch_bounds__(kThreads)
@@ -460,18 +463,10 @@ int64_t resident_blocks() {
   return int64_t(per_sm) * current_device_info().sm_count;
 }
 
+// Exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold.
 template <typename Bits>
-void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
-                       int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  const int64_t resident = resident_blocks<Bits>();
-  auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
-  if (chunks == 1) {
-    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, nullptr, nullptr, x, n, values, indices, resident,
-                       stream);
-    return;
-  }
-  // The histogram pre-pass (one more read of the rows, exact integer counts), level 0 over the
-  // rows, then levels over the candidates until one chunk per row is left.
+unsigned* row_histograms_of(const Bits* x, int64_t rows, int64_t n, int64_t chunks, int64_t chunk_length,
+                            KeyCodec<Bits> codec, int64_t resident, Workspace& workspace, cudaStream_t stream) {
   const size_t histogram_bytes = size_t(rows) * kHistogramBins * sizeof(unsigned);
   auto* row_histograms = static_cast<unsigned*>(workspace.allocate(histogram_bytes));
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_histograms, 0, histogram_bytes, stream));
@@ -479,6 +474,27 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
                                                                                        chunk_length, codec,
                                                                                        row_histograms);
   GPUPRIM_LAUNCH_CHECK();
+  return row_histograms;
+}
+
+template <typename Bits>
+void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
+                       int64_t* indices, Workspace& workspace, cudaStream_t stream) {
+  const int64_t resident = resident_blocks<Bits>();
+  auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
+  if (chunks == 1) {
+    // Large k: from a running bound the buffer fills and is cut to k many times per row; one more read of the
+    // row (a histogram, 2048 counts a row: <= 32 bytes per k here) bounds it from the start instead.
+    const unsigned* row_histograms =
+        k >= kHistogramMinK ? row_histograms_of(x, rows, n, 1, n, codec, resident, workspace, stream) : nullptr;
+    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, row_histograms, nullptr, x, n, values, indices,
+                       resident, stream);
+    return;
+  }
+  // The histogram pre-pass (one more read of the rows, exact integer counts), level 0 over the
+  // rows, then levels over the candidates until one chunk per row is left.
+  const unsigned* row_histograms = row_histograms_of(x, rows, n, chunks, chunk_length, codec, resident, workspace,
+                                                     stream);
   auto* candidates = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
   launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k, row_histograms, candidates, x, n,
                      values, indices, resident, stream);
