@@ -31,9 +31,38 @@ using moe::Pack;
 constexpr int kColumnUnroll = 4;  // backward: packs in flight per lane
 constexpr int64_t kMaxGrid = int64_t(1) << 20;
 
-// Many tokens: one warp per token, its k rows read in turn along 16-byte packs (91% of copy bandwidth at
-// T65536 H2048 k8 on the H200, where the thread-per-pack kernel below reached 40%).
-template <typename T, typename Acc, int Vec>
+// acc += gates[t, j] * expert_out[slots[t, j], column ..] for j = 0..k-1 in order (explicitly rounded), with
+// InFlight rows' packs loaded before the first of them is added (bytes in flight hide the memory latency). The
+// packs stay raw 16-byte words until added: converting them early would hold Vec floats per row in registers.
+template <typename T, typename Acc, int Vec, int InFlight>
+__device__ __forceinline__ void accumulate_rows(const T* __restrict__ expert_out, const int64_t* __restrict__ slots,
+                                                const Acc* __restrict__ gates, const MoeUnpermuteShape& shape,
+                                                int64_t t, int64_t column, Acc (&acc)[Vec]) {
+  using Raw = std::conditional_t<sizeof(Pack<T, Vec>) == 16, uint4, Pack<T, Vec>>;
+  for (int64_t j0 = 0; j0 < shape.k; j0 += InFlight) {
+    Raw x[InFlight];
+    bool valid[InFlight];
+#pragma unroll
+    for (int u = 0; u < InFlight; ++u) {
+      const int64_t s = j0 + u < shape.k ? slots[t * shape.k + j0 + u] : -1;
+      valid[u] = s >= 0 && s < shape.rows;  // dropped (or bad) slot: adds nothing
+      if (valid[u]) x[u] = *reinterpret_cast<const Raw*>(expert_out + s * shape.hidden + column);
+    }
+#pragma unroll
+    for (int u = 0; u < InFlight; ++u) {
+      if (!valid[u]) continue;
+      const Acc w = gates ? gates[t * shape.k + j0 + u] : Acc(1);
+      Pack<T, Vec> p;
+      memcpy(&p, &x[u], sizeof(p));
+#pragma unroll
+      for (int i = 0; i < Vec; ++i) acc[i] = add_rn(acc[i], mul_rn(w, convert<Acc>(p.items[i])));
+    }
+  }
+}
+
+// Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (one row at a
+// time reached 72% of copy bandwidth at T4096 H7168 k8 on the H200: too few bytes in flight for 4096 warps).
+template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __restrict__ expert_out,
                                                                      const int64_t* __restrict__ slots,
                                                                      const Acc* __restrict__ gates,
@@ -45,14 +74,7 @@ __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __
       Acc acc[Vec];
 #pragma unroll
       for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
-      for (int64_t j = 0; j < shape.k; ++j) {
-        const int64_t s = slots[t * shape.k + j];
-        if (s < 0 || s >= shape.rows) continue;  // dropped (or bad) slot: adds nothing
-        const Acc w = gates ? gates[t * shape.k + j] : Acc(1);
-        const Pack<T, Vec> x = *reinterpret_cast<const Pack<T, Vec>*>(expert_out + s * shape.hidden + column);
-#pragma unroll
-        for (int i = 0; i < Vec; ++i) acc[i] = add_rn(acc[i], mul_rn(w, convert<Acc>(x.items[i])));
-      }
+      accumulate_rows<T, Acc, Vec, InFlight>(expert_out, slots, gates, shape, t, column, acc);
       Pack<T, Vec> y;
 #pragma unroll
       for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
@@ -76,28 +98,7 @@ __global__ void __launch_bounds__(kBlockThreads) combine_kernel(const T* __restr
   Acc acc[Vec];
 #pragma unroll
   for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
-  for (int64_t j0 = 0; j0 < shape.k; j0 += InFlight) {
-    // Every row's pack is loaded before the first add, so InFlight loads per thread are in flight.
-    // Raw words until each row is added: converting them early would hold Vec floats per row in registers.
-    using Raw = std::conditional_t<sizeof(Pack<T, Vec>) == 16, uint4, Pack<T, Vec>>;
-    Raw x[InFlight];
-    bool valid[InFlight];
-#pragma unroll
-    for (int u = 0; u < InFlight; ++u) {
-      const int64_t s = j0 + u < shape.k ? slots[t * shape.k + j0 + u] : -1;
-      valid[u] = s >= 0 && s < shape.rows;  // dropped (or bad) slot: adds nothing
-      if (valid[u]) x[u] = *reinterpret_cast<const Raw*>(expert_out + s * shape.hidden + column);
-    }
-#pragma unroll
-    for (int u = 0; u < InFlight; ++u) {
-      if (!valid[u]) continue;
-      const Acc w = gates ? gates[t * shape.k + j0 + u] : Acc(1);
-      Pack<T, Vec> p;
-      memcpy(&p, &x[u], sizeof(p));
-#pragma unroll
-      for (int i = 0; i < Vec; ++i) acc[i] = add_rn(acc[i], mul_rn(w, convert<Acc>(p.items[i])));
-    }
-  }
+  accumulate_rows<T, Acc, Vec, InFlight>(expert_out, slots, gates, shape, t, column, acc);
   Pack<T, Vec> y;
 #pragma unroll
   for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
@@ -193,10 +194,13 @@ void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUn
   const DeviceInfo& device = current_device_info();
   if (shape.tokens * kWarp * 4 >= int64_t(device.sm_count) * device.max_threads_per_sm) {  // >= 1/4 of the GPU
     const unsigned warps = moe::warp_grid(shape.tokens);
-    if (vec == kVec) {
-      combine_warp_kernel<T, Acc, kVec><<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+    // 4 rows in flight at most: 8 took ~120 registers here (2 blocks per SM), 4 takes ~70 (3 blocks).
+    if (vec != kVec) {
+      combine_warp_kernel<T, Acc, 1, 4><<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+    } else if (shape.k <= 2) {
+      combine_warp_kernel<T, Acc, kVec, 2><<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
     } else {
-      combine_warp_kernel<T, Acc, 1><<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+      combine_warp_kernel<T, Acc, kVec, 4><<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
     }
     GPUPRIM_LAUNCH_CHECK();
     return;
