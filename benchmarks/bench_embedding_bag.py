@@ -10,6 +10,8 @@ F.embedding_bag, in default mode and under torch.use_deterministic_algorithms(Tr
 reports peak_extra_mib: torch.cuda.max_memory_allocated() during the call minus the memory allocated before it
 (outputs included: the dense gradient is num_embeddings x D for both). Results are checked against torch before
 timing (fp32 accumulation in both, different order: allclose), and gpuprim's gradient twice for bitwise equality.
+The dense_zero_fill backward rows time torch.zeros of the gradient's shape: the write every dense backward must do
+(2.56 GB for the 10M x 64 fp32 table).
 bytes_moved: forward = the gathered rows + output + indices; backward = the gathered grad rows + the dense
 gradient written + indices.
 """
@@ -104,6 +106,8 @@ def _measure(case: str, rows: int, d: int, dtype: torch.dtype, indices: str, mod
         ("backward", "gpuprim", ours_bwd, bwd_bytes),
         ("backward", "torch", torch_default, bwd_bytes),
         ("backward", "torch_deterministic", torch_det, bwd_bytes),
+        # The floor of any dense backward: writing the num_embeddings x D gradient once (a zero fill).
+        ("backward", "dense_zero_fill", lambda: torch.zeros(rows, d, device=timing.DEVICE, dtype=dtype), bwd_bytes),
     ]
     for pass_kind, impl, fn, nbytes in specs:
         try:
