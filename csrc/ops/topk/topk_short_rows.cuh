@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "prim/radix_sort.cuh"
@@ -131,6 +132,20 @@ struct KeyEncoder {
   uint32_t out_flip;       // all bits when descending
   bool is_float;
 
+  // The float's x + 0.0: -0.0 becomes +0.0, every other value stays (NaN stays a NaN). The PTX add
+  // has no .ftz: subnormals stay whatever the build's flush-to-zero setting.
+  static __host__ __device__ __forceinline__ float canonical_zero(Bits bits) {
+    float x;
+    memcpy(&x, &bits, 4);
+#ifdef __CUDA_ARCH__
+    float sum;
+    asm("add.rn.f32 %0, %1, 0f00000000;" : "=f"(sum) : "f"(x));
+    return sum;
+#else
+    return x + 0.0f;
+#endif
+  }
+
   __host__ __device__ __forceinline__ explicit KeyEncoder(const radix_sort::KeyCodec<Bits>& codec)
       : sign_flip(codec.kind == radix_sort::KeyKind::kUnsigned ? 0u : kSign),
         negative_flip(codec.kind == radix_sort::KeyKind::kFloat ? kAll : sign_flip),
@@ -139,6 +154,15 @@ struct KeyEncoder {
         is_float(codec.kind == radix_sort::KeyKind::kFloat) {}
 
   __host__ __device__ __forceinline__ uint32_t operator()(Bits bits) const {
+    if constexpr (sizeof(Bits) == 4) {
+      if (is_float) {  // fp32: fewer steps (-0.0 made +0.0 by an add, NaN by a float compare)
+        const float x = canonical_zero(bits);
+        uint32_t w;
+        memcpy(&w, &x, 4);
+        const uint32_t key = w ^ (uint32_t(int32_t(w) >> 31) | kSign);
+        return (x != x ? kAll : key) ^ out_flip;  // every NaN the largest key
+      }
+    }
     const uint32_t w = uint32_t(bits);
     const uint32_t magnitude = w & (kSign - 1);
     uint32_t key = w ^ ((w & kSign) ? negative_flip : sign_flip);
