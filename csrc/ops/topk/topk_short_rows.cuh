@@ -252,8 +252,9 @@ __device__ __forceinline__ uint32_t group_max(uint32_t value) {
   return value;
 }
 
-// The selection rounds of a row, best first. After each chunk of kGroup ranks (and after rank
-// k - 1) calls emit(first, position): lane g's rank is first + g, position -1 when it is >= k.
+// The selection rounds of a row, best first. Once the ranks first .. first + kGroup - 1 below k
+// are known, calls emit(first, position) (first < k): lane g's rank is first + g, position -1
+// when that rank is >= k.
 // kCheck (4-byte keys): one more round looks at rank k; returns whether two neighbours among
 // ranks 0..k share their high bits (the row must be redone exactly; meaningless for inactive
 // rows). kList < kItems: rounds <= kList (list_size), all unrolled, and a round keeps only the
