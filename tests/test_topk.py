@@ -304,6 +304,28 @@ def test_cuda_ties_and_specials():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16, torch.int8], ids=str)
+def test_cuda_short_rows(dtype):
+    """Rows of <= 512 (G lanes per row, 32-bit rank words): 4-byte keys give their low bits to the
+    position, so rows whose best k + 1 share high key bits (equal values, low-bit neighbours, NaN,
+    +-0) take the exact redo; every k kind of list (k in 1..16) and the boundary of rank k."""
+    g = torch.Generator().manual_seed(11)
+    for n in (64, 100, 128, 500):
+        rows = [_random((67, n), dtype, g)]
+        if dtype == torch.float32:
+            neighbours = 1.0 + torch.randint(0, 200, (67, n), generator=g).double() * 2.0**-23  # low bits only
+            mixed = torch.randn(67, n, generator=g)
+            mixed[::3, 5] = mixed[::3, 9]  # a tie in some rows of a warp, none in the others
+            rows += [neighbours.float(), mixed, torch.randn(67, n, generator=g)]
+        rows.append(torch.randint(0, 3, (67, n), generator=g).to(dtype))  # many ties
+        for x in rows:
+            for k in (1, 2, 3, 7, 8, 9, 16, 17, 64):
+                if k <= n:
+                    for largest in (True, False):
+                        _cuda_vs_cpu(x, k, 1, largest)
+
+
+@pytest.mark.gpu
 def test_cuda_radix_paths_with_ties():
     """One block per row: the first digit's bin fits in shared memory or not (constant rows, few values)."""
     g = torch.Generator().manual_seed(4)

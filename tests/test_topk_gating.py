@@ -178,6 +178,26 @@ def test_cuda_matches_cpu_bitwise(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_cuda_group_path_ties(dtype):
+    """The G-lanes group path (renormalize or sigmoid, E <= 512): fp32 rank words keep only the high
+    key bits, so tokens whose best k + 1 logits share them (equal or low-bit neighbours) take the
+    exact redo; ids must still match the tie contract exactly."""
+    g = torch.Generator().manual_seed(5)
+    for experts in (64, 100, 128):
+        near = (1.0 + torch.randint(0, 100, (300, experts), generator=g).double() * 2.0**-23).to(dtype)
+        mixed = torch.randn(300, experts, generator=g).to(dtype)
+        mixed[::4, 3] = mixed[::4, 7]
+        for logits in (near, mixed, _logits(300, experts, dtype, experts, True)):
+            for k in (1, 2, 7, 8, 9, 16):
+                for score, renormalize in (("softmax", True), ("sigmoid", False)):
+                    cpu_gates, cpu_ids = gpuprim.topk_gating(logits, k, score, renormalize)
+                    cuda_gates, cuda_ids = check_gating(logits.cuda(), k, score, renormalize)
+                    assert torch.equal(cuda_ids.cpu(), cpu_ids)
+                    _assert_same_gates(cuda_gates, cpu_gates)
+
+
+@pytest.mark.gpu
 def test_cuda_no_sync_and_graph_capture():
     logits = torch.randn(32768, 128, device="cuda")
     check_no_sync_and_graph_capture(lambda: gpuprim.topk_gating(logits, 8))

@@ -1,21 +1,30 @@
 // Top-k of short rows (n <= 512, 1-, 2- or 4-byte elements): a group of G lanes per row (G a power
 // of two, 2..32, 16 items per lane, 32 / G rows per warp). Shared by gpuprim::topk and the fused
 // gpuprim::topk_gating kernel.
-//   Each element becomes a composite key: the order-preserving key (prim/radix_sort.cuh's codec) in
-//   the high bits and the bitwise-inverted position in the low bits, so "larger composite wins"
-//   means larger key, and among equal keys the lower position: the tie contract as one unsigned
-//   comparison. Composites are unique within a row (a total order), so results are deterministic.
-//   0 is the empty slot: a real element's low bits (~position) are never all zero.
+//   Each element becomes a 32-bit rank word: its order-preserving key (prim/radix_sort.cuh's codec)
+//   in the high bits, its inverted position in the low bits (`position_mask`), so "larger word
+//   wins" means larger key, and among equal keys the lower position (the tie contract), in one
+//   32-bit compare. Words are unique within a row; 0 is the empty slot (2^P > n, so ~position's low
+//   P bits are never all zero). 1- and 2-byte keys fit whole beside 16 position bits: exact. A
+//   4-byte key gives its low P = bit_width(n) bits to the position, so words whose keys agree in
+//   the high 32 - P bits are ordered by position only. The rounds therefore also take rank k and
+//   check that no two neighbours among ranks 0..k share their high bits: then each of ranks
+//   0..k-1 is the only word of the row with its high bits (equal high bits are neighbours in word
+//   order), so word order is key order on them, and every other element has smaller high bits,
+//   hence a smaller key, than rank k-1. A warp where some row fails the check (two of the best
+//   k + 1 values agree in their top 22-25 bits, or are equal) redoes its rows with full keys
+//   (exact_rounds: rare on real data, slower, few registers).
 //   Lane g of a group holds the 16-byte vectors v * G + g of the row (a group's lanes read G
-//   consecutive vectors per load: coalesced), sorts its 16 composites in registers (a sorting
-//   network, fully unrolled) and keeps the best kList; then k rounds of a log2(G)-level butterfly
-//   max over the lanes' heads name the next best, and the lane holding it drops its head.
-// Why: one warp per row spent k rounds of a 5-level argmax (2 shuffles a level) on 1-16 items a
-// lane; here a row costs G * 16 items of register sorting and k * log2(G) levels.
+//   consecutive vectors per load: coalesced), keeps its best kList words sorted in registers (a
+//   sorting network, or insertion for kList <= 3), then each round a log2(G)-level butterfly max
+//   over the lanes' heads names the next best word, and the lane holding it drops its head.
+// Why 32-bit words: a compare-exchange is two integer min/max instructions (64-bit composites of
+// key and position took about six), and a round shuffles one register instead of two.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "prim/radix_sort.cuh"
@@ -26,31 +35,21 @@ namespace short_rows {
 constexpr int kItems = 16;             // items per lane
 constexpr int kMaxRow = 32 * kItems;   // 512: the longest row a warp-wide group takes
 constexpr int kRowsThreads = 256;      // threads per block
+constexpr int kRowsMinBlocks = 4;      // blocks per SM the kernels are built for: <= 64 registers
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
 
-// Composite keys: 16 key bits + 16 position bits for 1- and 2-byte elements, else 32 + 32.
+// Whether rank words hold the whole key (1- and 2-byte elements): no check, no exact redo.
 template <typename Bits>
-using Composite = std::conditional_t<sizeof(Bits) <= 2, uint32_t, unsigned long long>;
-template <typename Bits>
-constexpr int kPositionBits = sizeof(Bits) <= 2 ? 16 : 32;
+constexpr bool kExactWords = sizeof(Bits) <= 2;
 
+// Low bits of a rank word that hold ~position: 16 for 1- and 2-byte keys, else the fewest P with
+// 2^P > n (so that no real word is 0).
 template <typename Bits>
-__device__ __forceinline__ Composite<Bits> make_composite(Bits key, int position) {
-  using C = Composite<Bits>;
-  constexpr C kLowMask = (C(1) << kPositionBits<Bits>) - 1;
-  return (C(key) << kPositionBits<Bits>) | (C(~uint32_t(position)) & kLowMask);
-}
-
-template <typename Bits>
-__device__ __forceinline__ int composite_position(Composite<Bits> c) {
-  using C = Composite<Bits>;
-  constexpr C kLowMask = (C(1) << kPositionBits<Bits>) - 1;
-  return int(~uint32_t(c & kLowMask) & uint32_t(kLowMask));
-}
-
-template <typename Bits>
-__device__ __forceinline__ Bits composite_key(Composite<Bits> c) {
-  return Bits(c >> kPositionBits<Bits>);
+inline uint32_t position_mask(int64_t n) {
+  if (kExactWords<Bits>) return 0xFFFFu;
+  int bits = 1;
+  while ((int64_t(1) << bits) <= n) ++bits;
+  return (uint32_t(1) << bits) - 1;
 }
 
 // Lanes per row for rows of n elements: the smallest power of two >= 2 with G * 16 >= n.
@@ -60,28 +59,142 @@ inline int group_size(int64_t n) {
   return g;
 }
 
-// Composites kept per lane: enough for k picks (a lane can win at most k rounds).
+// Words kept per lane for k picks: exact words need k (a lane can win at most k rounds), checked
+// ones k + 1 (rank k is looked at too); at most the 16 items a lane has. One of 2, 4, 8, 16
+// (exact) or 2, 3, 5, 9, 16 (checked).
+template <typename Bits>
 inline int list_size(int64_t k) {
-  int l = 2;
-  while (l < k && l < kItems) l *= 2;
-  return l;
+  if (kExactWords<Bits>) return k <= 2 ? 2 : (k <= 4 ? 4 : (k <= 8 ? 8 : kItems));
+  return k <= 1 ? 2 : (k <= 2 ? 3 : (k <= 4 ? 5 : (k <= 8 ? 9 : kItems)));
 }
 
-template <typename C>
-__device__ __forceinline__ void compare_exchange(C& a, C& b) {  // a gets the larger
-  const C hi = a > b ? a : b;
-  const C lo = a > b ? b : a;
+// The largest k a list of kList words serves (kList < kItems; a full list serves any k).
+template <typename Bits>
+constexpr int list_max_k(int list) {
+  return kExactWords<Bits> ? list : list - 1;
+}
+
+// Position (in the row) of item i of lane g: 16-byte vector i / kVec of the lane is vector
+// (i / kVec) * G + g of the row.
+template <typename Bits, int kGroup>
+__device__ __forceinline__ int item_position(int g, int i) {
+  constexpr int kVec = 16 / int(sizeof(Bits));
+  return ((i / kVec) * kGroup + g) * kVec + i % kVec;
+}
+
+// This lane's 16 elements of a row (nothing when !active) and whether each is in the row (`keep`:
+// all ones or 0, for masks: a bool would cost a branch per element). Vectors
+// of 16 bytes when `vector_loads` (the row starts 16-byte aligned and n * sizeof(Bits) is a
+// multiple of 16, so a vector is wholly inside the row or wholly past it); else element loads at
+// the same positions.
+template <typename Bits, int kGroup>
+__device__ __forceinline__ void load_lane(const Bits* __restrict__ row_in, int n, bool active, bool vector_loads,
+                                          int g, Bits (&raw)[kItems], uint32_t (&keep)[kItems]) {
+  constexpr int kVec = 16 / int(sizeof(Bits));  // elements per 16-byte vector
+  constexpr int kVectors = kItems / kVec;        // vectors per lane
+  static_assert(kItems % kVec == 0, "whole vectors per lane");
+  if (vector_loads) {
+    const uint4* vectors = reinterpret_cast<const uint4*>(row_in);
+#pragma unroll
+    for (int v = 0; v < kVectors; ++v) {
+      uint4 word4 = make_uint4(0, 0, 0, 0);
+      const bool inside = active && item_position<Bits, kGroup>(g, v * kVec) < n;
+      if (inside) word4 = vectors[v * kGroup + g];
+      const uint32_t words[4] = {word4.x, word4.y, word4.z, word4.w};
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        constexpr int kPerWord = 4 / int(sizeof(Bits));
+        raw[v * kVec + e] = Bits(words[e / kPerWord] >> (8 * int(sizeof(Bits)) * (e % kPerWord)));
+        keep[v * kVec + e] = inside ? ~0u : 0u;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int position = item_position<Bits, kGroup>(g, i);
+      const bool inside = active && position < n;
+      raw[i] = inside ? row_in[position] : Bits(0);
+      keep[i] = inside ? ~0u : 0u;
+    }
+  }
+}
+
+// codec.encode as branch-free integer operations, the same keys (codec.encode branches per
+// element on the kind, NaN and zero): the kind's flips become masks made once, NaN and zero
+// become selects.
+template <typename Bits>
+struct KeyEncoder {
+  static constexpr uint32_t kAll = uint32_t(Bits(~Bits(0)));
+  static constexpr uint32_t kSign = uint32_t(radix_sort::KeyCodec<Bits>::kSign);
+  uint32_t sign_flip;      // XORed into every key: kSign for signed and float kinds
+  uint32_t negative_flip;  // XORed in instead when the sign bit is set: all bits for floats (~bits)
+  uint32_t nan_above;      // floats: +inf's bits (larger magnitudes are NaN); others: all bits (never)
+  uint32_t out_flip;       // all bits when descending
+  bool is_float;
+
+  // The float's x + 0.0: -0.0 becomes +0.0, every other value stays (NaN stays a NaN). The PTX add
+  // has no .ftz: subnormals stay whatever the build's flush-to-zero setting.
+  static __host__ __device__ __forceinline__ float canonical_zero(Bits bits) {
+    float x;
+    memcpy(&x, &bits, 4);
+#ifdef __CUDA_ARCH__
+    float sum;
+    asm("add.rn.f32 %0, %1, 0f00000000;" : "=f"(sum) : "f"(x));
+    return sum;
+#else
+    return x + 0.0f;
+#endif
+  }
+
+  __host__ __device__ __forceinline__ explicit KeyEncoder(const radix_sort::KeyCodec<Bits>& codec)
+      : sign_flip(codec.kind == radix_sort::KeyKind::kUnsigned ? 0u : kSign),
+        negative_flip(codec.kind == radix_sort::KeyKind::kFloat ? kAll : sign_flip),
+        nan_above(codec.kind == radix_sort::KeyKind::kFloat ? uint32_t(codec.inf_bits) : kAll),
+        out_flip(codec.descending ? kAll : 0u),
+        is_float(codec.kind == radix_sort::KeyKind::kFloat) {}
+
+  __host__ __device__ __forceinline__ uint32_t operator()(Bits bits) const {
+    if constexpr (sizeof(Bits) == 4) {
+      if (is_float) {  // fp32: fewer steps (-0.0 made +0.0 by an add, NaN by a float compare)
+        const float x = canonical_zero(bits);
+        uint32_t w;
+        memcpy(&w, &x, 4);
+        const uint32_t key = w ^ (uint32_t(int32_t(w) >> 31) | kSign);
+        return (x != x ? kAll : key) ^ out_flip;  // every NaN the largest key
+      }
+    }
+    const uint32_t w = uint32_t(bits);
+    const uint32_t magnitude = w & (kSign - 1);
+    uint32_t key = w ^ ((w & kSign) ? negative_flip : sign_flip);
+    key = is_float && magnitude == 0 ? kSign : key;  // -0.0 ranks as +0.0
+    key = magnitude > nan_above ? kAll : key;        // every NaN the largest key
+    return key ^ out_flip;
+  }
+};
+
+template <typename Bits>
+__device__ __forceinline__ uint32_t rank_word(uint32_t key, int position, uint32_t position_mask) {
+  const uint32_t high = key << (32 - 8 * int(sizeof(Bits)));  // the key at the top
+  return (high & ~position_mask) | (~uint32_t(position) & position_mask);
+}
+
+__device__ __forceinline__ int word_position(uint32_t word, uint32_t position_mask) {
+  return int(~word & position_mask);
+}
+
+__device__ __forceinline__ void compare_exchange(uint32_t& a, uint32_t& b) {  // a gets the larger
+  const uint32_t hi = max(a, b);
+  const uint32_t lo = min(a, b);
   a = hi;
   b = lo;
 }
 
-// Sorts the 16 composites descending: Batcher's odd-even merge sort, 63 exchanges in 10 layers
-// (p, d); in a layer, element a is exchanged with a + d when a is in the first half of a 2d-block
-// (counted from d % p) and both lie in one 2p-block. Fixed trip counts: fully unrolled, every index
-// a constant (registers, no local memory); exchanges that only feed entries past the ones the
+// Sorts the 16 words descending: Batcher's odd-even merge sort, 63 exchanges in 10 layers (p, d);
+// in a layer, element a is exchanged with a + d when a is in the first half of a 2d-block (counted
+// from d % p) and both lie in one 2p-block. Fixed trip counts: fully unrolled, every index a
+// constant (registers, no local memory); exchanges that only feed entries past the ones the
 // caller uses are removed as dead code.
-template <typename C>
-__device__ __forceinline__ void sort_descending(C (&items)[kItems]) {
+__device__ __forceinline__ void sort_descending(uint32_t (&items)[kItems]) {
   static_assert(kItems == 16, "four merge levels");
 #pragma unroll
   for (int p_log = 0; p_log < 4; ++p_log) {
@@ -99,100 +212,176 @@ __device__ __forceinline__ void sort_descending(C (&items)[kItems]) {
   }
 }
 
-// This lane's part of a row: loads its items (nothing when !active), encodes them and leaves its
-// best kList composites, best first, in `list` (empty slots 0). Vectors of 16 bytes when
-// `vector_loads` (the row starts 16-byte aligned and n * sizeof(Bits) is a multiple of 16, so a
-// vector is wholly inside the row or wholly past it); else element loads at the same positions.
+// This lane's part of a row: loads its items, makes their rank words and leaves its best kList
+// words, best first, in `list` (empty slots 0).
 template <typename Bits, int kGroup, int kList>
 __device__ __forceinline__ void load_lane_list(const Bits* __restrict__ row_in, int n, bool active, bool vector_loads,
-                                               int g, radix_sort::KeyCodec<Bits> codec,
-                                               Composite<Bits> (&list)[kList]) {
-  using C = Composite<Bits>;
-  constexpr int kVec = 16 / int(sizeof(Bits));  // elements per 16-byte vector
-  constexpr int kVectors = kItems / kVec;        // vectors per lane
-  static_assert(kItems % kVec == 0, "whole vectors per lane");
+                                               int g, radix_sort::KeyCodec<Bits> codec, uint32_t position_mask,
+                                               uint32_t (&list)[kList]) {
   Bits raw[kItems];
-  bool present[kItems];
-  if (vector_loads) {
-    const uint4* vectors = reinterpret_cast<const uint4*>(row_in);
+  uint32_t keep[kItems];
+  load_lane<Bits, kGroup>(row_in, n, active, vector_loads, g, raw, keep);
+  const KeyEncoder<Bits> encode(codec);
+  uint32_t words[kItems];
 #pragma unroll
-    for (int v = 0; v < kVectors; ++v) {
-      const int first = ((v * kGroup) + g) * kVec;
-      uint4 word4 = make_uint4(0, 0, 0, 0);
-      const bool inside = active && first < n;
-      if (inside) word4 = vectors[v * kGroup + g];
-      const uint32_t words[4] = {word4.x, word4.y, word4.z, word4.w};
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) {
-        constexpr int kPerWord = 4 / int(sizeof(Bits));
-        raw[v * kVec + e] = Bits(words[e / kPerWord] >> (8 * int(sizeof(Bits)) * (e % kPerWord)));
-        present[v * kVec + e] = inside;
-      }
-    }
-  } else {
-#pragma unroll
-    for (int v = 0; v < kVectors; ++v) {
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) {
-        const int position = ((v * kGroup) + g) * kVec + e;
-        const bool inside = active && position < n;
-        raw[v * kVec + e] = inside ? row_in[position] : Bits(0);
-        present[v * kVec + e] = inside;
-      }
-    }
+  for (int i = 0; i < kItems; ++i) {
+    words[i] = rank_word<Bits>(encode(raw[i]), item_position<Bits, kGroup>(g, i), position_mask) & keep[i];
   }
-  C items[kItems];
-#pragma unroll
-  for (int v = 0; v < kVectors; ++v) {
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) {
-      const int i = v * kVec + e;
-      const int position = ((v * kGroup) + g) * kVec + e;
-      items[i] = present[i] ? make_composite<Bits>(codec.encode(raw[i]), position) : C(0);
-    }
-  }
-  if constexpr (kList <= 2) {
+  if constexpr (kList <= 3) {
     // Few picks: insert each item into a sorted list of kList (kList exchanges an item).
 #pragma unroll
     for (int s = 0; s < kList; ++s) list[s] = 0;
 #pragma unroll
     for (int i = 0; i < kItems; ++i) {
-      C c = items[i];
+      uint32_t c = words[i];
 #pragma unroll
       for (int s = 0; s < kList; ++s) compare_exchange(list[s], c);
     }
   } else {
-    sort_descending(items);
+    sort_descending(words);
 #pragma unroll
-    for (int s = 0; s < kList; ++s) list[s] = items[s];
+    for (int s = 0; s < kList; ++s) list[s] = words[s];
   }
 }
 
-// One round: every lane of the group returns the group's best head; the lane that held it drops
-// it (the list shifts up by one, an empty slot enters at the end). Every lane of the warp calls it.
-template <int kGroup, int kList, typename C>
-__device__ __forceinline__ C pop_group_best(C (&list)[kList]) {
-  C best = list[0];
+// The largest of the group's values; every lane of the warp calls it.
+template <int kGroup>
+__device__ __forceinline__ uint32_t group_max(uint32_t value) {
 #pragma unroll
-  for (int offset = kGroup / 2; offset >= 1; offset /= 2) {
-    const C other = __shfl_xor_sync(kFullMask, best, offset, kGroup);
-    best = other > best ? other : best;
+  for (int offset = kGroup / 2; offset >= 1; offset /= 2) value = max(value, __shfl_xor_sync(kFullMask, value, offset));
+  return value;
+}
+
+// The selection rounds of a row, best first. Once the ranks first .. first + kGroup - 1 below k
+// are known, calls emit(first, position) (first < k): lane g's rank is first + g, position -1
+// when that rank is >= k.
+// kCheck (4-byte keys): one more round looks at rank k; returns whether two neighbours among
+// ranks 0..k share their high bits (the row must be redone exactly; meaningless for inactive
+// rows). kList < kItems: rounds <= kList (list_size), all unrolled, and a round keeps only the
+// entries a later round can still reach. Every lane of the warp calls it (bounds uniform).
+template <int kGroup, int kList, bool kCheck, typename Emit>
+__device__ __forceinline__ bool select_rounds(uint32_t (&list)[kList], int k, int g, uint32_t position_mask,
+                                              Emit&& emit) {
+  const int rounds = kCheck ? k + 1 : k;
+  uint32_t mine = 0;      // the word of lane g's rank in the current chunk
+  uint32_t previous = 0;  // the last round's best
+  bool tied = false;
+  // One round; entries [0, live) of the list are kept current (later ones are never read again).
+  const auto round_step = [&](int round, int live) {
+    const uint32_t best = group_max<kGroup>(list[0]);
+    const bool drop = list[0] == best;  // the lane that held it (words are unique)
+#pragma unroll
+    for (int s = 0; s < kList; ++s) {
+      if (s < live) list[s] = drop ? (s + 1 < kList ? list[s + 1] : 0u) : list[s];
+    }
+    if (kCheck && round > 0 && round < rounds) tied = tied || ((best ^ previous) <= position_mask);
+    previous = best;
+    if (g == round % kGroup) mine = best;
+  };
+  const auto position_of_rank = [&](int first) {
+    return first + g < k ? word_position(mine, position_mask) : -1;
+  };
+  if constexpr (kList < kItems) {
+    // All kList rounds, unguarded (a branch per round costs more than the rounds past `rounds`,
+    // whose picks are never emitted nor checked).
+#pragma unroll
+    for (int round = 0; round < kList; ++round) {
+      round_step(round, kList - 1 - round);
+      const int first = round - round % kGroup;
+      if ((round % kGroup == kGroup - 1 || round == kList - 1) && first < k) emit(first, position_of_rank(first));
+    }
+  } else {
+    for (int first = 0; first < rounds; first += kGroup) {
+#pragma unroll
+      for (int r = 0; r < kGroup; ++r) {
+        if (first + r < rounds) round_step(first + r, kList);  // uniform
+      }
+      if (first < k) emit(first, position_of_rank(first));
+    }
   }
-  const bool mine = list[0] == best;  // unique (composites are distinct) unless the row is empty
+  return tied;
+}
+
+// The exact selection (4-byte keys whose rank words tied): the lane reloads its 16 elements and
+// keeps their full keys; each of k rounds takes every lane's best remaining item (largest key,
+// lowest position among equals: items are in position order) and a butterfly over the group picks
+// the best (key, lower position). Emits like select_rounds. Every lane of the warp calls it.
+template <typename Bits, int kGroup, typename Emit>
+__device__ __forceinline__ void exact_rounds(const Bits* __restrict__ row_in, int n, int k, bool active,
+                                             bool vector_loads, int g, radix_sort::KeyCodec<Bits> codec, Emit&& emit) {
+  constexpr int kNone = 0x7FFFFFFF;  // the position of "no item": loses every tie
+  Bits raw[kItems];
+  uint32_t keep[kItems];
+  load_lane<Bits, kGroup>(row_in, n, active, vector_loads, g, raw, keep);
+  const KeyEncoder<Bits> encode(codec);
+  uint32_t keys[kItems];
+  uint32_t alive = 0;
 #pragma unroll
-  for (int s = 0; s + 1 < kList; ++s) list[s] = mine ? list[s + 1] : list[s];
-  list[kList - 1] = mine ? C(0) : list[kList - 1];
-  return best;
+  for (int i = 0; i < kItems; ++i) {
+    keys[i] = encode(raw[i]);
+    alive |= keep[i] & (1u << i);
+  }
+  int mine = -1;
+  for (int first = 0; first < k; first += kGroup) {
+#pragma unroll
+    for (int r = 0; r < kGroup; ++r) {
+      if (first + r < k) {  // uniform
+        uint32_t key = 0;
+        int item = -1;
+#pragma unroll
+        for (int i = kItems - 1; i >= 0; --i) {  // downwards with >=: the lowest item among equal keys
+          if (((alive >> i) & 1u) && keys[i] >= key) {
+            key = keys[i];
+            item = i;
+          }
+        }
+        const int position = item >= 0 ? item_position<Bits, kGroup>(g, item) : kNone;
+        uint32_t best_key = key;
+        int best_position = position;
+#pragma unroll
+        for (int offset = kGroup / 2; offset >= 1; offset /= 2) {
+          const uint32_t other_key = __shfl_xor_sync(kFullMask, best_key, offset);
+          const int other_position = __shfl_xor_sync(kFullMask, best_position, offset);
+          if (other_key > best_key || (other_key == best_key && other_position < best_position)) {
+            best_key = other_key;
+            best_position = other_position;
+          }
+        }
+        if (position == best_position && item >= 0) alive &= ~(1u << item);
+        if (g == r) mine = best_position;
+      }
+    }
+    emit(first, first + g < k ? mine : -1);
+  }
+}
+
+// Selects a row's best k (every lane of the warp calls it; bounds uniform): emit(first, position)
+// as select_rounds, then, for 4-byte keys in a warp where some active row tied, again with the
+// exact ranks (the later emits are the answer).
+template <typename Bits, int kGroup, int kList, typename Emit>
+__device__ __forceinline__ void select_row(const Bits* __restrict__ row_in, int n, int k, bool active,
+                                           bool vector_loads, int g, radix_sort::KeyCodec<Bits> codec,
+                                           uint32_t position_mask, Emit&& emit) {
+  bool tied;
+  {
+    uint32_t list[kList];
+    load_lane_list<Bits, kGroup, kList>(row_in, n, active, vector_loads, g, codec, position_mask, list);
+    tied = select_rounds<kGroup, kList, !kExactWords<Bits>>(list, k, g, position_mask, emit);
+  }
+  if constexpr (!kExactWords<Bits>) {
+    if (__any_sync(kFullMask, active && tied)) exact_rounds<Bits, kGroup>(row_in, n, k, active, vector_loads, g, codec, emit);
+  }
 }
 
 // gpuprim::topk rows (k <= n <= kGroup * 16, k <= 64): values and int64 indices best first. Each
 // warp takes 32 / kGroup consecutive rows at a time (loop bounds uniform across the warp).
-// Results leave in chunks of kGroup ranks, lane g writing rank chunk + g: coalesced stores.
+// Results leave in chunks of kGroup ranks, lane g writing rank first + g: coalesced stores; the
+// value is the row's element (its exact bits: NaN payloads, the sign of zero).
 template <typename Bits, int kGroup, int kList>
-__global__ void __launch_bounds__(kRowsThreads)
+__global__ void __launch_bounds__(kRowsThreads, kRowsMinBlocks)
     topk_rows_kernel(const Bits* __restrict__ x, int64_t rows, int n, int k, bool vector_loads,
-                     radix_sort::KeyCodec<Bits> codec, Bits* __restrict__ values, int64_t* __restrict__ indices) {
-  using C = Composite<Bits>;
+                     radix_sort::KeyCodec<Bits> codec, uint32_t position_mask, Bits* __restrict__ values,
+                     int64_t* __restrict__ indices) {
   constexpr int kRowsPerWarp = 32 / kGroup;
   const int lane = int(threadIdx.x) % 32;
   const int g = lane % kGroup;
@@ -202,26 +391,13 @@ __global__ void __launch_bounds__(kRowsThreads)
     const int64_t row = first_row + lane / kGroup;
     const bool active = row < rows;
     const Bits* row_in = x + (active ? row : 0) * n;
-    C list[kList];
-    load_lane_list<Bits, kGroup, kList>(row_in, n, active, vector_loads, g, codec, list);
-    for (int chunk = 0; chunk < k; chunk += kGroup) {
-      C mine = 0;
-#pragma unroll
-      for (int r = 0; r < kGroup; ++r) {
-        if (chunk + r < k) {  // uniform
-          const C best = pop_group_best<kGroup>(list);
-          if (g == r) mine = best;
-        }
-      }
-      if (active && chunk + g < k) {
-        const int position = composite_position<Bits>(mine);
-        const Bits key = composite_key<Bits>(mine);
-        // NaN payloads and the sign of zero are not in the key: those come from the row.
-        const Bits value = codec.decodes_exactly(key) ? codec.decode(key) : row_in[position];
-        values[row * k + chunk + g] = value;
-        indices[row * k + chunk + g] = int64_t(position);
-      }
-    }
+    select_row<Bits, kGroup, kList>(row_in, n, k, active, vector_loads, g, codec, position_mask,
+                                    [&](int first, int position) {
+                                      if (active && position >= 0) {
+                                        values[row * k + first + g] = row_in[position];
+                                        indices[row * k + first + g] = int64_t(position);
+                                      }
+                                    });
   }
 }
 
@@ -244,17 +420,27 @@ template <typename Bits, int kGroup, int kList>
 void launch_topk_rows(const Bits* x, int64_t rows, int64_t n, int64_t k, radix_sort::KeyCodec<Bits> codec,
                       Bits* values, int64_t* indices, int sm_count, cudaStream_t stream) {
   topk_rows_kernel<Bits, kGroup, kList><<<rows_grid<kGroup>(rows, sm_count), kRowsThreads, 0, stream>>>(
-      x, rows, int(n), int(k), vector_loads_ok(x, n), codec, values, indices);
+      x, rows, int(n), int(k), vector_loads_ok(x, n), codec, position_mask<Bits>(n), values, indices);
 }
 
 template <typename Bits, int kGroup>
 void launch_topk_rows_list(const Bits* x, int64_t rows, int64_t n, int64_t k, radix_sort::KeyCodec<Bits> codec,
                            Bits* values, int64_t* indices, int sm_count, cudaStream_t stream) {
-  switch (list_size(k)) {
-    case 2: return launch_topk_rows<Bits, kGroup, 2>(x, rows, n, k, codec, values, indices, sm_count, stream);
-    case 4: return launch_topk_rows<Bits, kGroup, 4>(x, rows, n, k, codec, values, indices, sm_count, stream);
-    case 8: return launch_topk_rows<Bits, kGroup, 8>(x, rows, n, k, codec, values, indices, sm_count, stream);
-    default: return launch_topk_rows<Bits, kGroup, 16>(x, rows, n, k, codec, values, indices, sm_count, stream);
+  if constexpr (kExactWords<Bits>) {
+    switch (list_size<Bits>(k)) {
+      case 2: return launch_topk_rows<Bits, kGroup, 2>(x, rows, n, k, codec, values, indices, sm_count, stream);
+      case 4: return launch_topk_rows<Bits, kGroup, 4>(x, rows, n, k, codec, values, indices, sm_count, stream);
+      case 8: return launch_topk_rows<Bits, kGroup, 8>(x, rows, n, k, codec, values, indices, sm_count, stream);
+      default: return launch_topk_rows<Bits, kGroup, kItems>(x, rows, n, k, codec, values, indices, sm_count, stream);
+    }
+  } else {
+    switch (list_size<Bits>(k)) {
+      case 2: return launch_topk_rows<Bits, kGroup, 2>(x, rows, n, k, codec, values, indices, sm_count, stream);
+      case 3: return launch_topk_rows<Bits, kGroup, 3>(x, rows, n, k, codec, values, indices, sm_count, stream);
+      case 5: return launch_topk_rows<Bits, kGroup, 5>(x, rows, n, k, codec, values, indices, sm_count, stream);
+      case 9: return launch_topk_rows<Bits, kGroup, 9>(x, rows, n, k, codec, values, indices, sm_count, stream);
+      default: return launch_topk_rows<Bits, kGroup, kItems>(x, rows, n, k, codec, values, indices, sm_count, stream);
+    }
   }
 }
 

@@ -5,7 +5,7 @@
 // 32 lane partial sums and a butterfly tree). Reads the logits once and writes 12 bytes per gate.
 // The group path, taken first when the full softmax denominator is not needed (renormalize, or
 // sigmoid) and k <= 4 * G: G lanes per token (ops/topk/topk_short_rows.cuh's selection, the same
-// ranking and 16-byte loads), then the gates from the picks in rank order as above. The warp path
+// ranking and 16-byte loads, 32-bit rank words checked for ties), then the gates from the picks in rank order as above. The warp path
 // stays for softmax without renormalize (its denominator's order is fixed by the lane layout).
 // The general path (more experts or larger k): gpuprim::topk picks the experts, then
 // gates_kernel computes the same gates, one warp per token.
@@ -158,14 +158,13 @@ __device__ __forceinline__ float logit_from_bits(Bits bits) {
 }
 
 // G lanes per token (32 / G tokens per warp, loop bounds uniform across the warp). Lane g keeps
-// the picks of ranks c * G + g (c < kChunks), then takes part in the rank-order sum of the
+// the experts of ranks c * G + g (c < kChunks), then takes part in the rank-order sum of the
 // selected scores (renormalize) and writes its ranks' gates and expert ids.
 template <DType kType, typename Bits, int kGroup, int kList, int kChunks>
-__global__ void __launch_bounds__(short_rows::kRowsThreads)
+__global__ void __launch_bounds__(short_rows::kRowsThreads, short_rows::kRowsMinBlocks)
     group_gating_kernel(const Bits* __restrict__ logits, int64_t tokens, int experts, int k, bool vector_loads,
-                        radix_sort::KeyCodec<Bits> codec, Score score, bool renormalize, float* __restrict__ gates,
-                        int64_t* __restrict__ expert_ids) {
-  using C = short_rows::Composite<Bits>;
+                        radix_sort::KeyCodec<Bits> codec, uint32_t position_mask, Score score, bool renormalize,
+                        float* __restrict__ gates, int64_t* __restrict__ expert_ids) {
   constexpr int kTokensPerWarp = kWarp / kGroup;
   const int lane = int(threadIdx.x) % kWarp;
   const int g = lane % kGroup;
@@ -175,25 +174,21 @@ __global__ void __launch_bounds__(short_rows::kRowsThreads)
     const int64_t token = first + lane / kGroup;
     const bool active = token < tokens;
     const Bits* row = logits + (active ? token : 0) * experts;
-    C list[kList];
-    short_rows::load_lane_list<Bits, kGroup, kList>(row, experts, active, vector_loads, g, codec, list);
-    C picks[kChunks];
+    int picks[kChunks];  // expert of rank c * kGroup + g (-1 past k)
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) {
-      picks[c] = 0;
+    for (int c = 0; c < kChunks; ++c) picks[c] = -1;
+    short_rows::select_row<Bits, kGroup, kList>(row, experts, k, active, vector_loads, g, codec, position_mask,
+                                                [&](int first_rank, int position) {
 #pragma unroll
-      for (int r = 0; r < kGroup; ++r) {
-        if (c * kGroup + r < k) {  // uniform
-          const C best = short_rows::pop_group_best<kGroup>(list);
-          if (g == r) picks[c] = best;
-        }
-      }
-    }
+                                                  for (int c = 0; c < kChunks; ++c) {
+                                                    if (first_rank == c * kGroup) picks[c] = position;
+                                                  }
+                                                });
     float logit[kChunks];
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const bool mine = active && c * kGroup + g < k;
-      logit[c] = mine ? logit_from_bits<kType>(row[short_rows::composite_position<Bits>(picks[c])]) : 0.0f;
+      logit[c] = mine ? logit_from_bits<kType>(row[picks[c]]) : 0.0f;
     }
     const float max_logit = __shfl_sync(kFullMask, logit[0], 0, kGroup);  // rank 0: the row's largest logit
     float raw[kChunks];
@@ -217,7 +212,7 @@ __global__ void __launch_bounds__(short_rows::kRowsThreads)
       const int rank = c * kGroup + g;
       if (active && rank < k) {
         gates[token * k + rank] = renormalize ? __fdiv_rn(raw[c], selected_sum) : raw[c];
-        expert_ids[token * k + rank] = int64_t(short_rows::composite_position<Bits>(picks[c]));
+        expert_ids[token * k + rank] = int64_t(picks[c]);
       }
     }
   }
@@ -267,9 +262,10 @@ unsigned grid_for(int64_t tokens) {
   return static_cast<unsigned>(std::clamp<int64_t>((tokens + kTokensPerBlock - 1) / kTokensPerBlock, 1, limit));
 }
 
-// Most picks a lane keeps for a list of kList composites (list_size(k) == kList), capped at 4 chunks.
+// Most picks a lane keeps for a list of kList rank words (short_rows::list_size), capped at 4 chunks.
+template <typename Bits>
 constexpr int group_chunks(int group, int list) {
-  const int max_k = list < short_rows::kItems ? list : int(kGatingFusedMaxK);
+  const int max_k = list < short_rows::kItems ? short_rows::list_max_k<Bits>(list) : int(kGatingFusedMaxK);
   const int chunks = (max_k + group - 1) / group;
   return chunks < 4 ? (chunks < 2 ? 1 : (chunks <= 2 ? 2 : 4)) : 4;
 }
@@ -279,30 +275,36 @@ void launch_group_gating(const void* logits, int64_t tokens, int64_t experts, in
                          bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
   const auto* x = static_cast<const Bits*>(logits);
   const radix_sort::KeyCodec<Bits> codec{radix_sort::KeyKind::kFloat, inf_bits, /*descending=*/false};
-  group_gating_kernel<kType, Bits, kGroup, kList, group_chunks(kGroup, kList)>
+  group_gating_kernel<kType, Bits, kGroup, kList, group_chunks<Bits>(kGroup, kList)>
       <<<short_rows::rows_grid<kGroup>(tokens, current_device_info().sm_count), short_rows::kRowsThreads, 0,
-         stream>>>(x, tokens, int(experts), int(k), short_rows::vector_loads_ok(x, experts), codec, score, renormalize,
-                   gates, expert_ids);
+         stream>>>(x, tokens, int(experts), int(k), short_rows::vector_loads_ok(x, experts), codec,
+                   short_rows::position_mask<Bits>(experts), score, renormalize, gates, expert_ids);
   GPUPRIM_LAUNCH_CHECK();
 }
 
+// The list sizes short_rows::list_size<Bits> returns: 2, 4, 8, 16 (fp16/bf16: exact words) or
+// 2, 3, 5, 9, 16 (fp32).
 template <DType kType, typename Bits, int kGroup>
 void group_gating_list(const void* logits, int64_t tokens, int64_t experts, int64_t k, Bits inf_bits, Score score,
                        bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
-  switch (short_rows::list_size(k)) {
-    case 2:
-      return launch_group_gating<kType, Bits, kGroup, 2>(logits, tokens, experts, k, inf_bits, score, renormalize,
-                                                         gates, expert_ids, stream);
-    case 4:
-      return launch_group_gating<kType, Bits, kGroup, 4>(logits, tokens, experts, k, inf_bits, score, renormalize,
-                                                         gates, expert_ids, stream);
-    case 8:
-      return launch_group_gating<kType, Bits, kGroup, 8>(logits, tokens, experts, k, inf_bits, score, renormalize,
-                                                         gates, expert_ids, stream);
-    default:
-      return launch_group_gating<kType, Bits, kGroup, 16>(logits, tokens, experts, k, inf_bits, score, renormalize,
-                                                          gates, expert_ids, stream);
+  constexpr bool kExact = short_rows::kExactWords<Bits>;
+  constexpr int kSizes[4] = {2, kExact ? 4 : 3, kExact ? 8 : 5, kExact ? 8 : 9};  // kSizes[3]: fp32 only
+  const int list = short_rows::list_size<Bits>(k);
+  if (list == kSizes[0]) {
+    return launch_group_gating<kType, Bits, kGroup, kSizes[0]>(logits, tokens, experts, k, inf_bits, score,
+                                                               renormalize, gates, expert_ids, stream);
+  } else if (list == kSizes[1]) {
+    return launch_group_gating<kType, Bits, kGroup, kSizes[1]>(logits, tokens, experts, k, inf_bits, score,
+                                                               renormalize, gates, expert_ids, stream);
+  } else if (list == kSizes[2]) {
+    return launch_group_gating<kType, Bits, kGroup, kSizes[2]>(logits, tokens, experts, k, inf_bits, score,
+                                                               renormalize, gates, expert_ids, stream);
+  } else if (!kExact && list == kSizes[3]) {
+    return launch_group_gating<kType, Bits, kGroup, kSizes[3]>(logits, tokens, experts, k, inf_bits, score,
+                                                               renormalize, gates, expert_ids, stream);
   }
+  return launch_group_gating<kType, Bits, kGroup, short_rows::kItems>(logits, tokens, experts, k, inf_bits, score,
+                                                                      renormalize, gates, expert_ids, stream);
 }
 
 // The G-lanes-per-token path, when it applies (see the top of the file); false: not taken.
@@ -312,7 +314,7 @@ bool group_gating(const void* logits, int64_t tokens, int64_t experts, int64_t k
   using Bits = std::conditional_t<kType == DType::kFloat32, uint32_t, uint16_t>;
   const int group = short_rows::group_size(experts);
   if (!(renormalize || score == Score::kSigmoid) || experts > short_rows::kMaxRow || k > experts) return false;
-  if (k > int64_t(group_chunks(group, short_rows::list_size(k))) * group) return false;
+  if (k > int64_t(group_chunks<Bits>(group, short_rows::list_size<Bits>(k))) * group) return false;
   const Bits inf_bits = kType == DType::kFloat32 ? Bits(0x7F800000u) : (kType == DType::kFloat16 ? Bits(0x7C00) : Bits(0x7F80));
   switch (group) {
     case 2:
