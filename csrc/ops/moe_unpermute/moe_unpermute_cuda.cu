@@ -60,8 +60,9 @@ __device__ __forceinline__ void accumulate_rows(const T* __restrict__ expert_out
   }
 }
 
-// Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (one row at a
-// time reached 72% of copy bandwidth at T4096 H7168 k8 on the H200: too few bytes in flight for 4096 warps).
+// Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (H200, bf16:
+// 95% of copy bandwidth at T65536 H2048 k8, was 91% one row at a time; T4096 H7168 k8 stays at ~70%, held back
+// by its 1.3 waves of blocks rather than by bytes in flight).
 template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __restrict__ expert_out,
                                                                      const int64_t* __restrict__ slots,
