@@ -169,8 +169,9 @@ def test_more_than_2pow31_elements():
 @pytest.mark.gpu
 @pytest.mark.parametrize("algo", ["three_pass", "single_pass"])
 def test_long_row_algorithms(algo, monkeypatch):
-    """Both long-row algorithms (GPUPRIM_SCAN_ALGO; three_pass is the default) against the reference,
-    bitwise reproducible, across tile and look-back group boundaries (4096-element tiles, 1024-tile groups)."""
+    """Both long-row algorithms (GPUPRIM_SCAN_ALGO; single_pass is the default for 4-byte accumulators)
+    against the reference, bitwise reproducible, across tile boundaries (4096-element tiles) and rows of
+    more tiles than the look-back window (256 tiles), for fp32 and bf16 (fp32 accumulator)."""
     monkeypatch.setenv("GPUPRIM_SCAN_ALGO", algo)
     g = torch.Generator().manual_seed(7)
     for shape in [(4097,), (300_001,), (4096 * 1024 + 5,), (4096 * 2048 * 3 + 17,), (5, 4096 * 1100), (129, 9000)]:
@@ -179,5 +180,8 @@ def test_long_row_algorithms(algo, monkeypatch):
             out = gpuprim.cumsum(x, -1, exclusive=exclusive, reverse=reverse)
             assert_scan_close(out, x, -1, exclusive, reverse)
         assert_deterministic(lambda: gpuprim.cumsum(x, -1), runs=3)
+        halves = x.bfloat16()
+        assert_scan_close(gpuprim.cumsum(halves, -1, reverse=True), halves, -1, False, True)
+        assert_deterministic(lambda: gpuprim.cumsum(halves, -1), runs=3)
         ints = torch.randint(-5, 5, shape, generator=g, dtype=torch.int32).cuda()
         assert torch.equal(gpuprim.cumsum(ints, -1, reverse=True), reference_cumsum(ints, -1, False, True))

@@ -1,18 +1,15 @@
 // Deterministic row scans (prefix sums) over a [outer, n, inner] tensor, scanning along n.
 //
-// Every addition happens in an order fixed by the launch constants below, never by timing:
-// no atomics and no decoupled look-back (whose float result depends on which predecessor
-// tile happened to be done). So float results are bitwise identical run to run.
+// Every float addition happens in an order that is a fixed function of the data and the launch
+// constants below, never of timing (no atomics on values), so float results are bitwise identical
+// run to run.
 //   inner == 1, n <= kWarpRowMax : one warp per row, sequential chunks with a carry.
-//   inner == 1, longer rows      : reduce-then-scan over fixed tiles (3 kernels, the default):
-//                                  tile sums -> per-row exclusive scan of tile sums -> tile scans.
-//                                  Alternative (GPUPRIM_SCAN_ALGO=single_pass, slower until tuned):
-//                                  single pass over fixed tiles with a *deterministic* look-back:
-//                                  a tile's prefix is (inclusive prefix of the previous group of
-//                                  kGroupTiles tiles) + (fixed-order sum of the earlier tile sums
-//                                  in its own group). Both terms are fixed functions of the data,
-//                                  unlike decoupled look-back, whose float result depends on which
-//                                  predecessor happened to be done. Reads the input once.
+//   inner == 1, longer rows      : 4-byte accumulators: one pass over tiles with the deterministic
+//                                  decoupled look-back of prim/lookback.cuh (a tile's prefix is the
+//                                  left fold of all earlier tile sums); reads the input once.
+//                                  8-byte accumulators, or GPUPRIM_SCAN_ALGO=three_pass:
+//                                  reduce-then-scan, tile sums -> per-row exclusive scan of tile
+//                                  sums -> tile scans (3 kernels, reads the input twice).
 //   inner > 1                    : one thread per column, sequential along n (coalesced over inner).
 #pragma once
 #include <cuda/atomic>
@@ -23,6 +20,7 @@
 #include "common/cuda_check.h"
 #include "common/workspace.h"
 #include "prim/cub.cuh"
+#include "prim/lookback.cuh"
 #include "prim/types.cuh"
 
 namespace gpuprim {
@@ -178,166 +176,85 @@ __global__ void __launch_bounds__(kTileThreads) tile_scan_kernel(const In* __res
   }
 }
 
-// ---- single pass with deterministic look-back ---------------------------------------------------
-// Tiles per look-back group. The chain of group prefixes is serial (one flag round trip per group,
-// a few microseconds), so a group must stream for longer than that: 256 tiles (4 MB of fp32) made
-// the chain the bottleneck on the H200 (1.39 ms for 256M fp32); 1024 tiles give 16 MB per hop.
-constexpr int kGroupPerThread = 4;
-constexpr int kGroupTiles = kTileThreads * kGroupPerThread;
-
-// A value published once by one block and read by others. 32-bit values share one 64-bit word
-// with their ready flag: a single relaxed store publishes both and a single relaxed load reads
-// both, so a tile's look-back issues all its polls back to back (one L2 round trip, not two per
-// slot with a flag then a value). Wider values keep a separate flag (release / acquire).
-template <typename Acc, bool kPacked = sizeof(Acc) == 4>
-struct Published;
-
-template <typename Acc>
-struct Published<Acc, true> {
-  unsigned long long word;  // bit 32: ready (the launcher zeroes it); low 32 bits: the value
-
-  __device__ __forceinline__ void publish(Acc value) {
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof(bits));
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(word).store(
-        (1ull << 32) | bits, cuda::memory_order_relaxed);
-  }
-  __device__ __forceinline__ bool try_read(Acc& value) {
-    const unsigned long long w =
-        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(word).load(cuda::memory_order_relaxed);
-    const auto bits = static_cast<uint32_t>(w);
-    memcpy(&value, &bits, sizeof(bits));
-    return (w >> 32) != 0;
-  }
+// ---- single pass with a deterministic look-back (prim/lookback.cuh) ------------------------------
+// Reads the input once and writes the output once. Each tile: load, block scan of the thread totals
+// (which also gives the tile's aggregate), publish the aggregate, look back for the exclusive prefix
+// (warp 0), publish the inclusive prefix, add the prefix and store.
+template <int kThreads, int kItems>
+struct SinglePassTile {
+  static constexpr int64_t kSize = int64_t(kThreads) * kItems;
 };
+constexpr int kSinglePassThreads = 256, kSinglePassItems = 16;
+constexpr int kLookbackSlots = 8;  // look-back window: 8 * 32 = 256 predecessor tiles
 
-template <typename Acc>
-struct Published<Acc, false> {
-  Acc value;
-  int ready;  // 0 until value is visible (the launcher zeroes it)
-
-  __device__ __forceinline__ void publish(Acc v) {
-    value = v;
-    cuda::atomic_ref<int, cuda::thread_scope_device>(ready).store(1, cuda::memory_order_release);
-  }
-  __device__ __forceinline__ bool try_read(Acc& v) {
-    if (cuda::atomic_ref<int, cuda::thread_scope_device>(ready).load(cuda::memory_order_acquire) == 0) return false;
-    v = *reinterpret_cast<volatile Acc*>(&value);
-    return true;
-  }
-};
-
-template <typename Acc>
-__device__ __forceinline__ Acc wait_for(Published<Acc>* slot) {
-  Acc value;
-  while (!slot->try_read(value)) {
-  }
-  return value;
-}
-
-// Tiles are claimed in increasing order from a counter, so every tile a block waits for was
-// claimed earlier by a running block: no deadlock whatever the block scheduling order.
-template <typename In, typename Acc, typename Out>
-__global__ void __launch_bounds__(kTileThreads) single_pass_scan_kernel(
+template <int kThreads, int kItems, int kSlots, typename In, typename Acc, typename Out>
+__global__ void __launch_bounds__(kThreads) single_pass_scan_kernel(
     const In* __restrict__ in, Out* __restrict__ out, int64_t rows, int64_t n, int64_t tiles_per_row,
-    bool exclusive, bool reverse, Published<Acc>* tile_sums, Published<Acc>* group_prefix,
-    unsigned long long* tile_counter) {
-  using Exchange = cub::BlockExchange<Acc, kTileThreads, kTileItems>;
-  using BlockScan = cub::BlockScan<Acc, kTileThreads>;
-  using BlockReduce = cub::BlockReduce<Acc, kTileThreads>;
+    bool exclusive, bool reverse, lookback::TileStatus<Acc>* tile_status, unsigned long long* tile_counter) {
+  using Exchange = cub::BlockExchange<Acc, kThreads, kItems>;
+  using BlockScan = cub::BlockScan<Acc, kThreads>;
+  constexpr int64_t kSize = SinglePassTile<kThreads, kItems>::kSize;
   __shared__ union {
     typename Exchange::TempStorage exchange;
     typename BlockScan::TempStorage scan;
-    typename BlockReduce::TempStorage reduce;
   } temp;
+  __shared__ Acc window[32 * kSlots];
   __shared__ int64_t claimed;
   __shared__ Acc tile_prefix;
   const int64_t total = rows * tiles_per_row;
-  const int64_t groups_per_row = (tiles_per_row + kGroupTiles - 1) / kGroupTiles;
   for (;;) {
     if (threadIdx.x == 0) claimed = static_cast<int64_t>(atomicAdd(tile_counter, 1ull));
     __syncthreads();
     const int64_t t = claimed;
     if (t >= total) return;
     const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
-    const int64_t group = tile / kGroupTiles, group_first = group * kGroupTiles;
-    const int64_t row_first_tile = row * tiles_per_row;
+    const In* row_in = in + row * n;
+    const int64_t base = tile * kSize;
 
-    Acc items[kTileItems];
-    load_tile_striped(in + row * n, n, tile, reverse, items);
+    Acc items[kItems];
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {  // striped: coalesced
+      const int64_t i = base + j * kThreads + threadIdx.x;
+      items[j] = i < n ? convert<Acc>(row_in[row_pos(i, n, reverse)]) : Acc(0);
+    }
+    Exchange(temp.exchange).StripedToBlocked(items);
+    __syncthreads();
     Acc thread_total = Acc(0);
 #pragma unroll
-    for (int j = 0; j < kTileItems; ++j) thread_total = thread_total + items[j];
-    // Publish this tile's sum first: later tiles are waiting for it.
-    const Acc tile_sum = BlockReduce(temp.reduce).Sum(thread_total);
-    if (threadIdx.x == 0) tile_sums[t].publish(tile_sum);
-    __syncthreads();
+    for (int j = 0; j < kItems; ++j) thread_total = thread_total + items[j];
+    Acc running, aggregate;
+    BlockScan(temp.scan).ExclusiveScan(thread_total, running, Acc(0), ::cuda::std::plus<Acc>(), aggregate);
 
-    // Fixed-order sum of the earlier tiles of this group: thread k adds tiles
-    // group_first + k*kGroupPerThread + (0..kGroupPerThread-1) in order, then a block reduction.
-    const bool is_group_last = tile == group_first + kGroupTiles - 1 || tile == tiles_per_row - 1;
-    // All of a thread's slots are polled together until every one is ready, then added in order.
-    Acc values[kGroupPerThread];
-    bool pending[kGroupPerThread];
-    const int64_t first_peer = group_first + int64_t(threadIdx.x) * kGroupPerThread;
-#pragma unroll
-    for (int j = 0; j < kGroupPerThread; ++j) {
-      const int64_t peer = first_peer + j;
-      pending[j] = peer < tile || (is_group_last && peer <= tile);
-      values[j] = Acc(0);
-    }
-    for (bool waiting = true; waiting;) {
-      waiting = false;
-#pragma unroll
-      for (int j = 0; j < kGroupPerThread; ++j) {
-        if (pending[j]) {
-          pending[j] = !tile_sums[row_first_tile + first_peer + j].try_read(values[j]);
-          waiting = waiting || pending[j];
+    lookback::TileStatus<Acc>* row_status = tile_status + row * tiles_per_row;
+    if (tile == 0) {
+      if (threadIdx.x == 0) {
+        row_status[0].publish(lookback::kInclusive, Acc(0) + aggregate);
+        tile_prefix = Acc(0);
+      }
+    } else {
+      if (threadIdx.x == 0) row_status[tile].publish(lookback::kAggregate, aggregate);
+      if (threadIdx.x < 32) {
+        const Acc prefix = lookback::exclusive_prefix<kSlots>(row_status, tile, window);
+        if (threadIdx.x == 0) {
+          row_status[tile].publish(lookback::kInclusive, prefix + aggregate);
+          tile_prefix = prefix;
         }
       }
     }
-    Acc before_part = Acc(0), group_part = Acc(0);
+    __syncthreads();  // tile_prefix visible; temp.scan free for the exchange
+    const Acc prefix = tile_prefix;
+    running = threadIdx.x == 0 ? prefix : prefix + running;
 #pragma unroll
-    for (int j = 0; j < kGroupPerThread; ++j) {
-      const int64_t peer = first_peer + j;
-      if (peer < tile) before_part = before_part + values[j];
-      if (peer < tile || (is_group_last && peer <= tile)) group_part = group_part + values[j];
-    }
-    const Acc before_in_group = BlockReduce(temp.reduce).Sum(before_part);
-    __syncthreads();
-    Acc group_sum = Acc(0);
-    if (is_group_last) {
-      group_sum = BlockReduce(temp.reduce).Sum(group_part);
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-      Published<Acc>* groups = group_prefix + row * groups_per_row;
-      const Acc previous = group > 0 ? wait_for(&groups[group - 1]) : Acc(0);
-      if (is_group_last) groups[group].publish(group > 0 ? previous + group_sum : group_sum);
-      tile_prefix = group > 0 ? previous + before_in_group : before_in_group;
-    }
-
-    Exchange(temp.exchange).StripedToBlocked(items);
-    __syncthreads();
-    thread_total = Acc(0);
-#pragma unroll
-    for (int j = 0; j < kTileItems; ++j) thread_total = thread_total + items[j];
-    Acc running;
-    BlockScan(temp.scan).ExclusiveScan(thread_total, running, Acc(0), ::cuda::std::plus<Acc>());
-    __syncthreads();  // also makes tile_prefix visible
-    running = threadIdx.x == 0 ? tile_prefix : tile_prefix + running;
-#pragma unroll
-    for (int j = 0; j < kTileItems; ++j) {
+    for (int j = 0; j < kItems; ++j) {
       const Acc before = running;
       running = running + items[j];
       items[j] = exclusive ? before : running;
     }
     Exchange(temp.exchange).BlockedToStriped(items);
-    const int64_t base = tile * kTileSize;
     Out* row_out = out + row * n;
 #pragma unroll
-    for (int j = 0; j < kTileItems; ++j) {
-      const int64_t i = base + j * kTileThreads + threadIdx.x;
+    for (int j = 0; j < kItems; ++j) {
+      const int64_t i = base + j * kThreads + threadIdx.x;
       if (i < n) row_out[row_pos(i, n, reverse)] = convert<Out>(items[j]);
     }
     __syncthreads();  // temp and `claimed` are reused by the next tile
@@ -361,17 +278,33 @@ __global__ void __launch_bounds__(256) column_scan_kernel(const In* __restrict__
   }
 }
 
-// Long rows use reduce-then-scan by default: on the H200 (2026-11-29, fp32 256M) it took 1.03 ms
-// against 1.39 ms for the single pass, whose look-back is not tuned yet. GPUPRIM_SCAN_ALGO=single_pass
-// selects the single pass (benchmarks/bench_cumsum.py times both); read per call, ~100 ns.
+// Long rows with a 4-byte accumulator (fp32, fp16, bf16 inputs) use the single pass by default;
+// GPUPRIM_SCAN_ALGO=three_pass selects reduce-then-scan (benchmarks/bench_cumsum.py times both).
+// 8-byte accumulators (integer and fp64 inputs) always use three passes: their value does not fit
+// beside the status in one 64-bit word. Read per call, ~100 ns.
 inline bool three_pass_requested() {
   const char* algo = std::getenv("GPUPRIM_SCAN_ALGO");
-  return algo == nullptr || std::strcmp(algo, "single_pass") != 0;
+  return algo != nullptr && std::strcmp(algo, "three_pass") == 0;
 }
 
 inline unsigned grid_for(int64_t work_items, int64_t per_block) {
   const int64_t blocks = (work_items + per_block - 1) / per_block;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxGrid ? kMaxGrid : blocks));
+}
+
+template <int kThreads, int kItems, int kSlots, typename In, typename Acc, typename Out>
+void single_pass_launch(const In* in, Out* out, int64_t rows, int64_t n, bool exclusive, bool reverse,
+                        Workspace& workspace, cudaStream_t stream) {
+  const int64_t tiles_per_row = (n + SinglePassTile<kThreads, kItems>::kSize - 1) / SinglePassTile<kThreads, kItems>::kSize;
+  const int64_t total_tiles = rows * tiles_per_row;
+  const size_t state_bytes = sizeof(lookback::TileStatus<Acc>) * size_t(total_tiles) + sizeof(unsigned long long);
+  auto* state = static_cast<unsigned char*>(workspace.allocate(state_bytes));
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(state, 0, state_bytes, stream));
+  auto* tile_status = reinterpret_cast<lookback::TileStatus<Acc>*>(state);
+  auto* counter = reinterpret_cast<unsigned long long*>(tile_status + total_tiles);
+  single_pass_scan_kernel<kThreads, kItems, kSlots, In, Acc, Out><<<grid_for(total_tiles, 1), kThreads, 0, stream>>>(
+      in, out, rows, n, tiles_per_row, exclusive, reverse, tile_status, counter);
+  GPUPRIM_LAUNCH_CHECK();
 }
 
 // Scans `in` into `out` (same [outer, n, inner] contiguous layout) on `stream`.
@@ -391,21 +324,16 @@ void scan_launch(const In* in, Out* out, Shape shape, bool exclusive, bool rever
     GPUPRIM_LAUNCH_CHECK();
     return;
   }
+  if constexpr (sizeof(Acc) == 4) {
+    constexpr int64_t kSize = SinglePassTile<kSinglePassThreads, kSinglePassItems>::kSize;
+    if (n > kSize && !three_pass_requested()) {
+      single_pass_launch<kSinglePassThreads, kSinglePassItems, kLookbackSlots, In, Acc, Out>(in, out, rows, n, exclusive, reverse,
+                                                                              workspace, stream);
+      return;
+    }
+  }
   const int64_t tiles_per_row = (n + kTileSize - 1) / kTileSize;
   const int64_t total_tiles = rows * tiles_per_row;
-  if (tiles_per_row > 1 && !three_pass_requested()) {
-    const int64_t groups = rows * ((tiles_per_row + kGroupTiles - 1) / kGroupTiles);
-    const size_t state_bytes = sizeof(Published<Acc>) * size_t(total_tiles + groups) + sizeof(unsigned long long);
-    auto* state = static_cast<unsigned char*>(workspace.allocate(state_bytes));
-    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(state, 0, state_bytes, stream));
-    auto* tile_sums = reinterpret_cast<Published<Acc>*>(state);
-    auto* group_prefix = tile_sums + total_tiles;
-    auto* counter = reinterpret_cast<unsigned long long*>(group_prefix + groups);
-    single_pass_scan_kernel<In, Acc, Out><<<grid_for(total_tiles, 1), kTileThreads, 0, stream>>>(
-        in, out, rows, n, tiles_per_row, exclusive, reverse, tile_sums, group_prefix, counter);
-    GPUPRIM_LAUNCH_CHECK();
-    return;
-  }
   Acc* tile_prefix = nullptr;
   if (tiles_per_row > 1) {
     tile_prefix = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * total_tiles));
