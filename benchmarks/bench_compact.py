@@ -1,11 +1,13 @@
-"""gpuprim.compact vs torch.masked_select vs CUB DeviceSelect::If.
+"""gpuprim.compact vs torch.masked_select vs CUB DeviceSelect::If and DeviceSelect::Flagged.
 
 python3 benchmarks/bench_compact.py --out DIR [--cub-bin PATH] [--quick]
 
 Bytes per call = the minimum any compaction of x by a bool mask must move: x read (4 B/elem for
 fp32), mask read (1 B/elem), kept elements written. gpuprim.compact also zero-fills the tail of its
 fixed-capacity output (4 B per dropped element, not counted: it is part of gpuprim's contract), and
-never syncs; torch.masked_select syncs to size its output. The CUB anchor (select_if_f32_half)
+never syncs; torch.masked_select syncs to size its output. Two CUB anchors in the fp32 keep50 case:
+select_flagged_f32_half (impl "cub_flagged") does compact's work minus the zero tail: fp32 values
+with a bool flag array, about half set, 4n + n + 4*kept bytes; select_if_f32_half (impl "cub")
 selects with a predicate on the values, so it reads no mask: 4n + 4*kept bytes, a lower bound.
 Every case first checks that gpuprim's kept prefix equals torch.masked_select bitwise.
 """
@@ -42,6 +44,8 @@ def _measure(case: str, n: int, dtype: torch.dtype, keep: float, cub_bin: Option
     del x, mask
     if cub_case:
         rows += timing.cub_anchor(cub_bin, cub_case, n, op=OP, case=case, shape=(n,), dtype=torch.float32)
+        rows += timing.cub_anchor(cub_bin, "select_flagged_f32_half", n, op=OP, case=case, shape=(n,),
+                                  dtype=torch.float32, impl="cub_flagged")
     return rows
 
 

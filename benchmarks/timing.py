@@ -184,7 +184,7 @@ def assert_equal(actual: torch.Tensor, expected: torch.Tensor, what: str) -> Non
 def ratio_key(anchor_impl: str) -> str:
     # Both are anchor_ms / gpuprim_ms (> 1: gpuprim faster). "ratio" for CUB because the goals
     # state a fraction of CUB to reach; "speedup" for what a PyTorch user would otherwise call.
-    return "ratio_vs_cub" if anchor_impl == "cub" else f"speedup_vs_{anchor_impl}"
+    return f"ratio_vs_{anchor_impl}" if anchor_impl.startswith("cub") else f"speedup_vs_{anchor_impl}"
 
 
 def add_ratios(rows: List[Row]) -> List[Row]:
@@ -205,8 +205,11 @@ def ratio_items(row: Row) -> List[tuple]:
 
 # ---------------------------------------------------------------- the CUB anchor harness
 def cub_anchor(cub_bin: Optional[str], cub_case: str, n: int, *, op: str, case: str,
-               shape: Sequence[int], dtype: object, **extra: object) -> List[Row]:
-    """Runs `cub_anchors <cub_case> <n>`: its row, an error row if it failed, [] without a harness."""
+               shape: Sequence[int], dtype: object, impl: str = "cub", **extra: object) -> List[Row]:
+    """Runs `cub_anchors <cub_case> <n>`: its row, an error row if it failed, [] without a harness.
+
+    impl names the row; a case timed against two CUB primitives gives the second another name
+    ("cub_..."), so that each gets its own ratio_vs_<impl> and plot bar."""
     if not cub_bin or DEVICE != "cuda":
         return []
     free_memory()  # hand the caching allocator's memory back so the harness can allocate
@@ -217,10 +220,10 @@ def cub_anchor(cub_bin: Optional[str], cub_case: str, n: int, *, op: str, case: 
         result = json.loads(completed.stdout.strip().splitlines()[-1])
     except Exception as error:  # noqa: BLE001 - a missing anchor must not hide gpuprim's numbers
         print(f"cub anchor {cub_case} n={n} failed: {error}", file=sys.stderr, flush=True)
-        return [error_record(op, case, "cub", error)]
+        return [error_record(op, case, impl, error)]
     timing = {"median_ms": result["median_ms"], "min_ms": result["min_ms"],
               "p20": None, "p80": None, "reps": result.get("reps", 25)}
-    return [record(op, case, "cub", timing, bytes_moved=result["bytes"], shape=shape, dtype=dtype,
+    return [record(op, case, impl, timing, bytes_moved=result["bytes"], shape=shape, dtype=dtype,
                    cub_case=cub_case, **extra)]
 
 

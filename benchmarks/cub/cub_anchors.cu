@@ -77,6 +77,12 @@ __global__ void count_descents_u32(const uint32_t* keys, int64_t n, unsigned lon
 
 constexpr int kFillGrid = 4096, kFillBlock = 256;
 
+// About half the flags set, independent of the values (a hash with its own seed).
+__global__ void fill_flags_half(bool* out, int64_t n, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = (hash_index(i, seed) >> 31) != 0;
+}
+
 struct LessThanHalf {
   __host__ __device__ bool operator()(float x) const { return x < 0.5f; }
 };
@@ -237,6 +243,20 @@ Result run_case(const std::string& name, int64_t n) {
     if (selected < 0 || selected > n) fail("select kept " + std::to_string(selected) + " of " + std::to_string(n));
     return {timing, 4.0 * n + 4.0 * double(selected)};  // read all, write the kept half
   }
+  if (name == "select_flagged_f32_half") {  // what gpuprim.compact does, minus its zero tail
+    DeviceBuffer in(n * 4), flags(n), out(n * 4), num_selected(sizeof(int64_t));
+    fill_f32(in.as<float>(), n);
+    fill_flags_half<<<kFillGrid, kFillBlock>>>(flags.as<bool>(), n, 3);
+    CUDA_CHECK(cudaGetLastError());
+    Timing timing = time_cub([&](void* temp, size_t& temp_bytes) {
+      return cub::DeviceSelect::Flagged(temp, temp_bytes, in.as<float>(), flags.as<bool>(), out.as<float>(),
+                                        num_selected.as<int64_t>(), n);
+    });
+    int64_t selected = 0;
+    CUDA_CHECK(cudaMemcpy(&selected, num_selected.ptr, sizeof(selected), cudaMemcpyDeviceToHost));
+    if (selected < 0 || selected > n) fail("select kept " + std::to_string(selected) + " of " + std::to_string(n));
+    return {timing, 5.0 * n + 4.0 * double(selected)};  // read values and flags, write the kept half
+  }
   if (name == "reduce_sum_f32") {
     DeviceBuffer in(n * 4), out(sizeof(float));
     fill_f32(in.as<float>(), n);
@@ -257,7 +277,7 @@ Result run_case(const std::string& name, int64_t n) {
 static const char* kCaseNames[] = {
     "scan_exclusive_sum_f32", "scan_exclusive_sum_i32", "histogram_even_u32_256",
     "histogram_even_u32_256_allsame", "histogram_even_u32_<bins>[_allsame]", "radix_sort_keys_u32",
-    "radix_sort_pairs_u32", "select_if_f32_half", "reduce_sum_f32", "memcpy_d2d"};
+    "radix_sort_pairs_u32", "select_if_f32_half", "select_flagged_f32_half", "reduce_sum_f32", "memcpy_d2d"};
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "list") {

@@ -1,8 +1,10 @@
-// Kernels of gpuprim::compact: CUB's DeviceSelect::Flagged (decoupled look-back, one pass, 64-bit
-// num_items in CCCL 3.0) on the elements as same-width unsigned words (compaction copies bits, so
-// the dtype only matters through its size). The count goes straight to device memory, and a
-// grid-stride kernel then zeros out[count, n) reading count on the device (no host sync; it writes
-// only the tail, not the whole output as a memset before the select would).
+// Kernel of gpuprim::compact: one pass over x and the flags with a decoupled look-back on the kept
+// counts (prim/lookback.cuh). Elements are handled as same-width unsigned words (compaction copies
+// bits, so the dtype only matters through its size). Each tile ranks its elements, learns P (kept
+// elements before it) from its predecessors, then writes every output position it owns exactly once:
+// a kept element with tile-local rank r goes to out[P + r], the dropped element with global drop rank
+// q writes a zero at out[n - 1 - q]. The dropped elements fill [count, n) from the end, so no zero-
+// tail pass is needed and nobody has to know the total count first; the last tile writes *count.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -12,35 +14,202 @@
 #include "common/cuda_check.h"
 #include "common/device_info.h"
 #include "ops/compact/compact_launch.h"
-#include "prim/cub.cuh"
+#include "prim/lookback.cuh"
 
 namespace gpuprim {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kChunks = 4;  // a thread holds 4 * kChunks elements of its tile in registers
+constexpr int kChunkItems = 4 * kThreads;
+constexpr int kTileItems = kChunks * kChunkItems;
+constexpr int kSlots = 8;  // look-back window: kSlots * 32 predecessor tiles
+// A warp's kept count per chunk is <= 128, so four chunks' counts share one 32-bit word in the scan.
+constexpr int kPacks = (kChunks + 3) / 4;
+constexpr int kTotals = kChunks * kWarps;  // (chunk, warp) kept counts, chunk-major = element order
+constexpr int kTotalsPerLane = (kTotals + 31) / 32;
+static_assert(4 * kChunks <= 32, "a thread's flags are the bits of one 32-bit mask");
 
-// out[i] = 0 for i in [*count, n).
+using TileStatus = lookback::TileStatus<int64_t>;
+
+// Four consecutive words from p, which is aligned to min(16, 4 * sizeof(Word)) bytes.
 template <typename Word>
-__global__ void zero_tail_kernel(Word* __restrict__ out, const int64_t* __restrict__ count, int64_t n) {
-  const int64_t begin = *count;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = begin + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = Word(0);
+__device__ __forceinline__ void load4(const Word* p, Word (&w)[4]) {
+  if constexpr (sizeof(Word) == 1) {
+    const uint32_t v = *reinterpret_cast<const uint32_t*>(p);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) w[j] = Word(v >> (8 * j));
+  } else if constexpr (sizeof(Word) == 2) {
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    w[0] = Word(v.x), w[1] = Word(v.x >> 16), w[2] = Word(v.y), w[3] = Word(v.y >> 16);
+  } else if constexpr (sizeof(Word) == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  } else {
+    const uint4 a = reinterpret_cast<const uint4*>(p)[0], b = reinterpret_cast<const uint4*>(p)[1];
+    w[0] = a.x | (Word(a.y) << 32), w[1] = a.z | (Word(a.w) << 32);
+    w[2] = b.x | (Word(b.y) << 32), w[3] = b.z | (Word(b.w) << 32);
+  }
+}
+
+// Persistent blocks; each claims tiles in increasing order from *next_tile (what the look-back needs
+// to make progress). kVector: x and flags are aligned for the vector loads of load4 / 4 flags.
+template <typename Word, bool kVector>
+__global__ void __launch_bounds__(kThreads)
+    compact_kernel(const Word* __restrict__ x, const uint8_t* __restrict__ flags, int64_t n, Word* __restrict__ out,
+                   int64_t* __restrict__ count, TileStatus* tiles, unsigned long long* next_tile) {
+  // totals and offsets are separate so that a warp writing the next tile's totals never races
+  // with a slower warp still reading this tile's offsets (no barrier between those two).
+  __shared__ int s_totals[kTotals];
+  __shared__ int s_offsets[kTotals];  // tile-local rank of each (chunk, warp)'s first kept element
+  __shared__ int64_t s_prefix;        // kept elements before the current tile
+  __shared__ int64_t s_tile;          // the next tile of this block
+  __shared__ int64_t s_window[32 * kSlots];
+
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t num_tiles = (n + kTileItems - 1) / kTileItems;
+  if (threadIdx.x == 0) s_tile = static_cast<int64_t>(atomicAdd(next_tile, 1ull));
+  __syncthreads();
+  int64_t tile = s_tile;
+  while (tile < num_tiles) {  // tile is block-uniform: every barrier below is reached by all threads
+    const int64_t tile_base = tile * kTileItems;
+    const int tile_items = int(std::min<int64_t>(kTileItems, n - tile_base));  // < kTileItems in the last tile only
+    Word words[kChunks][4];
+    uint32_t kept_mask = 0;  // bit 4c + j: element j of this thread's chunk c is kept
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int local = c * kChunkItems + 4 * threadIdx.x;
+      const int64_t i = tile_base + local;
+      if (kVector && local + 4 <= tile_items) {
+        load4(x + i, words[c]);
+        const uint32_t f = *reinterpret_cast<const uint32_t*>(flags + i);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) kept_mask |= uint32_t(((f >> (8 * j)) & 0xffu) != 0) << (4 * c + j);
+      } else {  // unaligned input, or the end of the last tile
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const bool in_range = local + j < tile_items;
+          words[c][j] = in_range ? x[i + j] : Word(0);
+          kept_mask |= uint32_t(in_range && flags[i + j] != 0) << (4 * c + j);
+        }
+      }
+    }
+
+    // Warp inclusive scan of the per-chunk kept counts (8 bits per chunk, kPacks words).
+    uint32_t scan[kPacks] = {};
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) scan[c / 4] |= uint32_t(__popc((kept_mask >> (4 * c)) & 0xfu)) << (8 * (c % 4));
+    uint32_t own[kPacks];
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) own[p] = scan[p];
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const uint32_t v = __shfl_up_sync(0xffffffffu, scan[p], offset);
+        if (lane >= offset) scan[p] += v;
+      }
+    }
+    if (lane == 31) {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) s_totals[c * kWarps + warp] = int((scan[c / 4] >> (8 * (c % 4))) & 0xffu);
+    }
+    __syncthreads();
+
+    if (warp == 0) {  // whole warp: exclusive_prefix needs all 32 lanes converged
+      int values[kTotalsPerLane], sum = 0;
+#pragma unroll
+      for (int k = 0; k < kTotalsPerLane; ++k) {
+        const int index = lane * kTotalsPerLane + k;
+        values[k] = index < kTotals ? s_totals[index] : 0;
+        sum += values[k];
+      }
+      int inclusive = sum;
+#pragma unroll
+      for (int offset = 1; offset < 32; offset *= 2) {
+        const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= offset) inclusive += v;
+      }
+      int running = inclusive - sum;
+#pragma unroll
+      for (int k = 0; k < kTotalsPerLane; ++k) {
+        const int index = lane * kTotalsPerLane + k;
+        if (index < kTotals) s_offsets[index] = running;
+        running += values[k];
+      }
+      const int64_t kept = __shfl_sync(0xffffffffu, inclusive, 31);
+      int64_t prefix = 0;
+      if (tile == 0) {
+        if (lane == 0) tiles[0].publish(lookback::kInclusive, kept);
+      } else {
+        if (lane == 0) tiles[tile].publish(lookback::kAggregate, kept);  // early, so successors need not wait for P
+        __syncwarp();
+        prefix = lookback::exclusive_prefix<kSlots>(tiles, tile, s_window);
+        if (lane == 0) tiles[tile].publish(lookback::kInclusive, prefix + kept);
+      }
+      if (lane == 0) {
+        s_prefix = prefix;
+        if (tile == num_tiles - 1) *count = prefix + kept;
+        s_tile = static_cast<int64_t>(atomicAdd(next_tile, 1ull));  // claimed now, hidden behind the writes
+      }
+    }
+    __syncthreads();
+
+    // Kept elements go up from out[P], dropped ones down from out[n - 1 - (dropped in earlier tiles)].
+    Word* const kept_out = out + s_prefix;
+    Word* const dropped_out = out + (n - 1 - (tile_base - s_prefix));
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int own_count = int((own[c / 4] >> (8 * (c % 4))) & 0xffu);
+      // kept elements of the tile before this thread's 4 elements of chunk c
+      int rank = s_offsets[c * kWarps + warp] + int((scan[c / 4] >> (8 * (c % 4))) & 0xffu) - own_count;
+      const int local = c * kChunkItems + 4 * threadIdx.x;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (local + j >= tile_items) continue;
+        if ((kept_mask >> (4 * c + j)) & 1u) {
+          kept_out[rank] = words[c][j];
+          ++rank;
+        } else {
+          *(dropped_out - (local + j - rank)) = Word(0);  // local + j - rank dropped before it in the tile
+        }
+      }
+    }
+    tile = s_tile;  // written before the barrier above, rewritten only after the next tile's first barrier
+  }
+}
+
+template <typename Word, bool kVector>
+void launch(const void* x, const bool* flags, int64_t n, void* out, int64_t* count, Workspace& workspace,
+            cudaStream_t stream) {
+  const int64_t num_tiles = (n + kTileItems - 1) / kTileItems;
+  // One zeroed block of state: the tile counter, then the statuses (kInvalid = 0).
+  const size_t state_bytes = sizeof(unsigned long long) + size_t(num_tiles) * sizeof(TileStatus);
+  void* state = workspace.allocate(state_bytes);
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(state, 0, state_bytes, stream));
+  auto* next_tile = static_cast<unsigned long long*>(state);
+  auto* tiles = reinterpret_cast<TileStatus*>(next_tile + 1);
+
+  // Persistent grid of the blocks that fit at once (occupancy, not threads per SM: the kernel needs
+  // 64-128 registers); a block beyond those would only start once the tiles run out.
+  const auto kernel = compact_kernel<Word, kVector>;
+  int blocks_per_sm = 0;
+  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreads, 0));
+  const int64_t resident = int64_t(current_device_info().sm_count) * std::max(1, blocks_per_sm);
+  const unsigned grid = static_cast<unsigned>(std::min(num_tiles, resident));
+  kernel<<<grid, kThreads, 0, stream>>>(static_cast<const Word*>(x), reinterpret_cast<const uint8_t*>(flags), n,
+                                        static_cast<Word*>(out), count, tiles, next_tile);
+  GPUPRIM_LAUNCH_CHECK();
 }
 
 template <typename Word>
-void select_flagged(const void* x, const bool* flags, int64_t n, void* out, int64_t* count, Workspace& workspace,
-                    cudaStream_t stream) {
-  const Word* in = static_cast<const Word*>(x);
-  Word* dst = static_cast<Word*>(out);
-  size_t temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes, in, flags, dst, count, n, stream));
-  void* temp = workspace.allocate(temp_bytes == 0 ? 1 : temp_bytes);
-  GPUPRIM_CUDA_CHECK(cub::DeviceSelect::Flagged(temp, temp_bytes, in, flags, dst, count, n, stream));
-  const DeviceInfo& info = current_device_info();
-  const int64_t resident = int64_t(info.sm_count) * std::max(1, info.max_threads_per_sm / kThreads);
-  const unsigned grid = static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, 2 * resident));
-  zero_tail_kernel<Word><<<grid, kThreads, 0, stream>>>(dst, count, n);
-  GPUPRIM_LAUNCH_CHECK();
+void compact_words(const void* x, const bool* flags, int64_t n, void* out, int64_t* count, Workspace& workspace,
+                   cudaStream_t stream) {
+  const size_t vector_align = std::min<size_t>(16, 4 * sizeof(Word));
+  const bool aligned = reinterpret_cast<uintptr_t>(x) % vector_align == 0 && reinterpret_cast<uintptr_t>(flags) % 4 == 0;
+  if (aligned) return launch<Word, true>(x, flags, n, out, count, workspace, stream);
+  return launch<Word, false>(x, flags, n, out, count, workspace, stream);
 }
 
 }  // namespace
@@ -52,10 +221,10 @@ void compact_cuda_launch(const void* x, const bool* flags, int64_t n, int elemen
     return;
   }
   switch (element_size) {
-    case 1: return select_flagged<uint8_t>(x, flags, n, out, count, workspace, stream);
-    case 2: return select_flagged<uint16_t>(x, flags, n, out, count, workspace, stream);
-    case 4: return select_flagged<uint32_t>(x, flags, n, out, count, workspace, stream);
-    case 8: return select_flagged<uint64_t>(x, flags, n, out, count, workspace, stream);
+    case 1: return compact_words<uint8_t>(x, flags, n, out, count, workspace, stream);
+    case 2: return compact_words<uint16_t>(x, flags, n, out, count, workspace, stream);
+    case 4: return compact_words<uint32_t>(x, flags, n, out, count, workspace, stream);
+    case 8: return compact_words<uint64_t>(x, flags, n, out, count, workspace, stream);
     default: throw std::invalid_argument("gpuprim.compact: unsupported element size " + std::to_string(element_size));
   }
 }
