@@ -61,8 +61,7 @@ __device__ __forceinline__ void accumulate_rows(const T* __restrict__ expert_out
 }
 
 // Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (H200, bf16:
-// 95% of copy bandwidth at T65536 H2048 k8, was 91% one row at a time; T4096 H7168 k8 stays at ~70%, held back
-// by its 1.3 waves of blocks rather than by bytes in flight).
+// 95% of copy bandwidth at T65536 H2048 k8, was 91% one row at a time).
 template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __restrict__ expert_out,
                                                                      const int64_t* __restrict__ slots,
@@ -193,7 +192,10 @@ void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUn
   const auto* w = static_cast<const Acc*>(gates);
   const int vec = moe::pack_width<T>(shape.hidden, expert_out, out);
   const DeviceInfo& device = current_device_info();
-  if (shape.tokens * kWarp * 4 >= int64_t(device.sm_count) * device.max_threads_per_sm) {  // >= 1/4 of the GPU
+  // Warp per token once the warps fill the GPU's thread slots (>= ~2.7 waves of resident blocks). Below that the
+  // thread kernel wins (H200, bf16 k8: T4096 H7168 0.149 ms against the warp kernel's 0.177 ms, whose 4096 warps
+  // were 1.3 waves); above it the warp kernel does (T16384 H4096 k2 0.110 vs 0.114, T65536 0.591 vs 0.646).
+  if (shape.tokens * kWarp >= int64_t(device.sm_count) * device.max_threads_per_sm) {
     const unsigned warps = moe::warp_grid(shape.tokens);
     // 4 rows in flight at most: 8 took ~120 registers here (2 blocks per SM), 4 takes ~70 (3 blocks).
     if (vec != kVec) {
@@ -206,7 +208,7 @@ void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUn
     GPUPRIM_LAUNCH_CHECK();
     return;
   }
-  // One thread per item, no grid-stride loop: fewer than ~2^11 tokens here, so even a buffer filling the GPU's
+  // One thread per item, no grid-stride loop: one item per 16 output bytes, so even an output filling the GPU's
   // memory needs < 2^25 blocks.
   const int64_t blocks = (shape.tokens * (shape.hidden / vec) + kBlockThreads - 1) / kBlockThreads;
   if (blocks > int64_t(INT_MAX)) throw std::invalid_argument("gpuprim.moe_unpermute: expert_out too wide");
