@@ -138,7 +138,10 @@ def test_compile_inductor_with_backward(device):
 
     x = torch.randn(4, 100, device=device, requires_grad=True)
     mask = make_mask(x, "random")
-    check_compiled_backward(step, x, mask)
+    # The loss sums 400 terms of either sign: inductor's order may differ from eager's by up to
+    # n * eps * sum(|term|) (an eager-vs-compiled difference of 3.4e-6 relative was seen on the H200).
+    bound = x.numel() * torch.finfo(torch.float32).eps * float((x.abs() * x.numel()).sum())
+    check_compiled_backward(step, x, mask, loss_atol=bound)
 
 
 def test_bad_arguments(device):
@@ -172,6 +175,8 @@ def test_cuda_large_random():
         check_compact(x, mask)
         check_compact(x.half(), mask)
         check_compact(x.double(), mask)
+        check_compact(x[3:], mask[3:])  # storage offsets: element-by-element loads instead of vectors
+        check_compact(x[4:], mask[:-4])
 
 
 @pytest.mark.gpu

@@ -170,8 +170,9 @@ def test_more_than_2pow31_elements():
 @pytest.mark.parametrize("algo", ["three_pass", "single_pass"])
 def test_long_row_algorithms(algo, monkeypatch):
     """Both long-row algorithms (GPUPRIM_SCAN_ALGO; single_pass is the default for 4-byte accumulators)
-    against the reference, bitwise reproducible, across tile boundaries (4096-element tiles) and rows of
-    more tiles than the look-back window (256 tiles), for fp32 and bf16 (fp32 accumulator)."""
+    against the reference, bitwise reproducible, across tile boundaries (4096 or 5120-element tiles) and
+    rows of more groups than the look-back window (32 groups of 32 tiles), for fp32 and bf16 (fp32
+    accumulator)."""
     monkeypatch.setenv("GPUPRIM_SCAN_ALGO", algo)
     g = torch.Generator().manual_seed(7)
     for shape in [(4097,), (300_001,), (4096 * 1024 + 5,), (4096 * 2048 * 3 + 17,), (5, 4096 * 1100), (129, 9000)]:

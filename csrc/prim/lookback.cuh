@@ -1,20 +1,22 @@
 // Decoupled look-back (Merrill & Garland) for single-pass scans over tiles, made deterministic.
 //
-// Each tile publishes its aggregate A(i) as soon as it has it, then its inclusive prefix I(i) once
-// it knows its exclusive prefix E(i). A tile finds E(i) by reading its predecessors' statuses. The
-// classic look-back adds the aggregates it meets right to left and stops at the first inclusive
-// prefix, so a float result depends on which predecessor happened to be done. Here the values are
-// folded left to right from the nearest inclusive prefix instead:
-//   E(i) = ((I(j) + A(j+1)) + A(j+2)) + ... + A(i-1),   I(i) = E(i) + A(i),   E(0) = 0.
-// I(j) is the same left fold up to tile j, so E(i) is the sequential fold of all earlier aggregates
-// whichever j a run finds: bitwise identical run to run, at the cost of folding i-1-j values in one
-// thread (the nearest inclusive prefix is typically a round trip's worth of tiles back).
+// The classic look-back adds the aggregates it meets right to left and stops at the first inclusive
+// prefix, so a float result depends on which predecessor happened to be done. Here every value is a
+// fixed function of the data, in two levels:
+//   - tiles form groups of 32; inside a group a tile's prefix is a fixed-order warp scan of the
+//     earlier tiles' aggregates (each tile waits for the aggregates of its group's earlier tiles);
+//   - a group's prefix comes from a look-back over groups whose values are folded left to right from
+//     the nearest inclusive prefix: E(g) = ((I(j) + B(j+1)) + B(j+2)) + ... + B(g-1), I(g) = E(g) + B(g).
+//     I(j) is the same left fold up to group j, so E(g) is the sequential fold of all earlier group
+//     sums whichever j a run finds: bitwise identical run to run.
+// The fold is sequential, but groups are 32 tiles, so the nearest inclusive prefix is only a few
+// groups back (a round trip's worth of tiles, divided by 32). The last tile of a group publishes the
+// group's sum (as soon as its group's aggregates are in) and then its inclusive prefix.
 //
-// A tile that sees no inclusive prefix in its window (the kSlots * 32 nearest predecessors) polls
-// again rather than reaching further back (which would need the newer values kept for the fold):
-// predecessors only ever wait for earlier tiles, so one of them publishes an inclusive prefix.
-// Tiles must be claimed in increasing order (an atomic counter) so that every tile waited for is
-// running or done, whatever the block scheduling order.
+// A tile that sees no inclusive prefix in its window polls again rather than reaching further back
+// (which would need the newer values kept for the fold): predecessors only ever wait for earlier
+// tiles, so one of them publishes an inclusive prefix. Tiles must be claimed in increasing order
+// (an atomic counter) so that every tile waited for is running or done, whatever the scheduling.
 #pragma once
 #include <cuda/atomic>
 #include <cstdint>
@@ -51,12 +53,12 @@ struct TileStatus {
   }
 };
 
-// E(tile) for tile >= 1, returned to every lane of the calling warp (which must be whole and
-// converged). `tiles` points at the status of the row's tile 0; `window` is 32 * kSlots values of
-// shared memory for this warp. Lane l, slot s polls the predecessor at distance d = s * 32 + l + 1,
-// so each poll instruction reads 32 neighbouring words.
+// The exclusive prefix E(entry) of entry >= 1 of a sequence of published statuses (here: groups),
+// returned to every lane of the calling warp (which must be whole and converged). `entries` points at
+// the row's entry 0; `window` is 32 * kSlots values of shared memory for this warp. Lane l, slot s polls
+// the predecessor at distance d = s * 32 + l + 1, so each poll instruction reads 32 neighbouring words.
 template <int kSlots, typename Value>
-__device__ __forceinline__ Value exclusive_prefix(TileStatus<Value>* tiles, int64_t tile, Value* window) {
+__device__ __forceinline__ Value exclusive_prefix(TileStatus<Value>* entries, int64_t entry, Value* window) {
   const int lane = threadIdx.x % 32;
   for (;;) {
     Value values[kSlots];
@@ -64,7 +66,7 @@ __device__ __forceinline__ Value exclusive_prefix(TileStatus<Value>* tiles, int6
 #pragma unroll
     for (int s = 0; s < kSlots; ++s) {
       const int64_t d = s * 32 + lane + 1;
-      statuses[s] = d <= tile ? tiles[tile - d].read(values[s]) : kAggregate;  // before tile 0: nothing to wait for
+      statuses[s] = d <= entry ? entries[entry - d].read(values[s]) : kAggregate;  // before entry 0: nothing
     }
     // Nearest inclusive prefix and nearest not-yet-published predecessor (distances; 0 = none).
     int nearest_inclusive = 0, nearest_invalid = 0;
@@ -91,6 +93,53 @@ __device__ __forceinline__ Value exclusive_prefix(TileStatus<Value>* tiles, int6
     __syncwarp();  // the window may be written again by the next call
     return prefix;
   }
+}
+
+constexpr int kGroupTiles = 32;
+
+// Inclusive scan over the warp's lanes in a fixed order (Hillis-Steele): lane q's result depends only
+// on lanes 0..q.
+template <typename Value>
+__device__ __forceinline__ Value warp_inclusive_scan(Value v) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const Value up = __shfl_up_sync(0xffffffffu, v, offset);
+    if (lane >= offset) v = v + up;
+  }
+  return v;
+}
+
+// Publishes tile `tile`'s aggregate and returns its exclusive prefix (Value(0) for tile 0) to every
+// lane of the calling warp (whole and converged). `tiles` and `groups` point at the statuses of the
+// row's tile 0 and group 0 (ceil(tiles / kGroupTiles) of them); `window` is 32 * kSlots values of
+// shared memory for the group look-back.
+template <int kSlots, typename Value>
+__device__ __forceinline__ Value tile_exclusive_prefix(TileStatus<Value>* tiles, TileStatus<Value>* groups,
+                                                       int64_t tile, Value aggregate, Value* window) {
+  const int lane = threadIdx.x % 32;
+  const int64_t group = tile / kGroupTiles;
+  const int position = int(tile % kGroupTiles);
+  if (lane == 0) tiles[tile].publish(kAggregate, aggregate);
+  // Lane q < position: the aggregate of the group's tile q; lane `position`: this tile's; others 0.
+  Value value = lane == position ? aggregate : Value(0);
+  for (;;) {
+    Status status = kAggregate;
+    if (lane < position) status = tiles[tile - position + lane].read(value);
+    if (!__any_sync(0xffffffffu, status == kInvalid)) break;
+  }
+  const Value inclusive = warp_inclusive_scan(value);
+  const Value before_in_group = __shfl_sync(0xffffffffu, inclusive, position == 0 ? 0 : position - 1);
+  const Value group_sum = __shfl_sync(0xffffffffu, inclusive, kGroupTiles - 1);  // used by the last tile only
+  const bool last_of_group = position == kGroupTiles - 1;
+  Value group_prefix = Value(0);
+  if (group > 0) {
+    if (last_of_group && lane == 0) groups[group].publish(kAggregate, group_sum);  // before waiting: others fold it
+    group_prefix = exclusive_prefix<kSlots>(groups, group, window);
+  }
+  if (last_of_group && lane == 0) groups[group].publish(kInclusive, group > 0 ? group_prefix + group_sum : group_sum);
+  if (group == 0) return position == 0 ? Value(0) : before_in_group;
+  return position == 0 ? group_prefix : group_prefix + before_in_group;
 }
 
 }  // namespace lookback

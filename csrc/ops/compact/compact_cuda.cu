@@ -24,7 +24,7 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kChunks = 4;  // a thread holds 4 * kChunks elements of its tile in registers
 constexpr int kChunkItems = 4 * kThreads;
 constexpr int kTileItems = kChunks * kChunkItems;
-constexpr int kSlots = 8;  // look-back window: kSlots * 32 predecessor tiles
+constexpr int kSlots = 1;  // group look-back window: kSlots * 32 groups of 32 tiles
 // A warp's kept count per chunk is <= 128, so four chunks' counts share one 32-bit word in the scan.
 constexpr int kPacks = (kChunks + 3) / 4;
 constexpr int kTotals = kChunks * kWarps;  // (chunk, warp) kept counts, chunk-major = element order
@@ -58,21 +58,27 @@ __device__ __forceinline__ void load4(const Word* p, Word (&w)[4]) {
 template <typename Word, bool kVector>
 __global__ void __launch_bounds__(kThreads)
     compact_kernel(const Word* __restrict__ x, const uint8_t* __restrict__ flags, int64_t n, Word* __restrict__ out,
-                   int64_t* __restrict__ count, TileStatus* tiles, unsigned long long* next_tile) {
+                   int64_t* __restrict__ count, TileStatus* tiles, TileStatus* groups,
+                   unsigned long long* next_tile) {
   // totals and offsets are separate so that a warp writing the next tile's totals never races
   // with a slower warp still reading this tile's offsets (no barrier between those two).
   __shared__ int s_totals[kTotals];
   __shared__ int s_offsets[kTotals];  // tile-local rank of each (chunk, warp)'s first kept element
   __shared__ int64_t s_prefix;        // kept elements before the current tile
-  __shared__ int64_t s_tile;          // the next tile of this block
+  __shared__ int64_t s_tile;          // the tile this block works on
   __shared__ int64_t s_window[32 * kSlots];
+  __shared__ int s_kept_count;        // kept elements in the current tile
+  __shared__ Word s_kept[kTileItems];  // the current tile's kept words, in order
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t num_tiles = (n + kTileItems - 1) / kTileItems;
-  if (threadIdx.x == 0) s_tile = static_cast<int64_t>(atomicAdd(next_tile, 1ull));
-  __syncthreads();
-  int64_t tile = s_tile;
-  while (tile < num_tiles) {  // tile is block-uniform: every barrier below is reached by all threads
+  for (;;) {
+    // Claimed when the block is ready to load it: a tile claimed ahead would hold up the later tiles
+    // of its group, which wait for its count (see prim/scan.cuh's single pass).
+    if (threadIdx.x == 0) s_tile = static_cast<int64_t>(atomicAdd(next_tile, 1ull));
+    __syncthreads();
+    const int64_t tile = s_tile;  // block-uniform: every barrier below is reached by all threads
+    if (tile >= num_tiles) return;
     const int64_t tile_base = tile * kTileItems;
     const int tile_items = int(std::min<int64_t>(kTileItems, n - tile_base));  // < kTileItems in the last tile only
     Word words[kChunks][4];
@@ -117,7 +123,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
 
-    if (warp == 0) {  // whole warp: exclusive_prefix needs all 32 lanes converged
+    if (warp == 0) {  // tile-local rank of each (chunk, warp)'s first kept element, and the tile's kept total
       int values[kTotalsPerLane], sum = 0;
 #pragma unroll
       for (int k = 0; k < kTotalsPerLane; ++k) {
@@ -138,45 +144,39 @@ __global__ void __launch_bounds__(kThreads)
         if (index < kTotals) s_offsets[index] = running;
         running += values[k];
       }
-      const int64_t kept = __shfl_sync(0xffffffffu, inclusive, 31);
-      int64_t prefix = 0;
-      if (tile == 0) {
-        if (lane == 0) tiles[0].publish(lookback::kInclusive, kept);
-      } else {
-        if (lane == 0) tiles[tile].publish(lookback::kAggregate, kept);  // early, so successors need not wait for P
-        __syncwarp();
-        prefix = lookback::exclusive_prefix<kSlots>(tiles, tile, s_window);
-        if (lane == 0) tiles[tile].publish(lookback::kInclusive, prefix + kept);
-      }
-      if (lane == 0) {
-        s_prefix = prefix;
-        if (tile == num_tiles - 1) *count = prefix + kept;
-        s_tile = static_cast<int64_t>(atomicAdd(next_tile, 1ull));  // claimed now, hidden behind the writes
-      }
+      if (lane == 31) s_kept_count = inclusive;
     }
     __syncthreads();
 
-    // Kept elements go up from out[P], dropped ones down from out[n - 1 - (dropped in earlier tiles)].
-    Word* const kept_out = out + s_prefix;
-    Word* const dropped_out = out + (n - 1 - (tile_base - s_prefix));
+    if (warp == 0) {  // whole warp: the look-back needs all 32 lanes converged
+      const int64_t kept = s_kept_count;
+      const int64_t prefix = lookback::tile_exclusive_prefix<kSlots>(tiles, groups, tile, kept, s_window);
+      if (lane == 0) {
+        s_prefix = prefix;
+        if (tile == num_tiles - 1) *count = prefix + kept;
+      }
+    }
+    // The kept words, in order, into shared memory (warp 0 after its look-back, the others meanwhile), so
+    // that the global writes below are whole lines rather than scattered single words.
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int own_count = int((own[c / 4] >> (8 * (c % 4))) & 0xffu);
       // kept elements of the tile before this thread's 4 elements of chunk c
       int rank = s_offsets[c * kWarps + warp] + int((scan[c / 4] >> (8 * (c % 4))) & 0xffu) - own_count;
-      const int local = c * kChunkItems + 4 * threadIdx.x;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        if (local + j >= tile_items) continue;
-        if ((kept_mask >> (4 * c + j)) & 1u) {
-          kept_out[rank] = words[c][j];
-          ++rank;
-        } else {
-          *(dropped_out - (local + j - rank)) = Word(0);  // local + j - rank dropped before it in the tile
-        }
+        if ((kept_mask >> (4 * c + j)) & 1u) s_kept[rank++] = words[c][j];  // kept_mask is 0 past the tile's end
       }
     }
-    tile = s_tile;  // written before the barrier above, rewritten only after the next tile's first barrier
+    __syncthreads();
+
+    // Kept words to out[P, P + K); the tile's D dropped elements have drop ranks q0 .. q0 + D - 1
+    // (q0 = dropped before the tile) and own the zeros at out[n - q0 - D, n - q0).
+    const int kept_count = s_kept_count, dropped_count = tile_items - kept_count;
+    Word* const kept_out = out + s_prefix;
+    Word* const zeros_out = out + (n - (tile_base - s_prefix) - dropped_count);
+    for (int r = threadIdx.x; r < kept_count; r += kThreads) kept_out[r] = s_kept[r];
+    for (int r = threadIdx.x; r < dropped_count; r += kThreads) zeros_out[r] = Word(0);
   }
 }
 
@@ -184,12 +184,14 @@ template <typename Word, bool kVector>
 void launch(const void* x, const bool* flags, int64_t n, void* out, int64_t* count, Workspace& workspace,
             cudaStream_t stream) {
   const int64_t num_tiles = (n + kTileItems - 1) / kTileItems;
-  // One zeroed block of state: the tile counter, then the statuses (kInvalid = 0).
-  const size_t state_bytes = sizeof(unsigned long long) + size_t(num_tiles) * sizeof(TileStatus);
+  // One zeroed block of state: the tile counter, then the tile and group statuses (kInvalid = 0).
+  const int64_t num_groups = (num_tiles + lookback::kGroupTiles - 1) / lookback::kGroupTiles;
+  const size_t state_bytes = sizeof(unsigned long long) + size_t(num_tiles + num_groups) * sizeof(TileStatus);
   void* state = workspace.allocate(state_bytes);
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(state, 0, state_bytes, stream));
   auto* next_tile = static_cast<unsigned long long*>(state);
   auto* tiles = reinterpret_cast<TileStatus*>(next_tile + 1);
+  auto* groups = tiles + num_tiles;
 
   // Persistent grid of the blocks that fit at once (occupancy, not threads per SM: the kernel needs
   // 64-128 registers); a block beyond those would only start once the tiles run out.
@@ -199,7 +201,7 @@ void launch(const void* x, const bool* flags, int64_t n, void* out, int64_t* cou
   const int64_t resident = int64_t(current_device_info().sm_count) * std::max(1, blocks_per_sm);
   const unsigned grid = static_cast<unsigned>(std::min(num_tiles, resident));
   kernel<<<grid, kThreads, 0, stream>>>(static_cast<const Word*>(x), reinterpret_cast<const uint8_t*>(flags), n,
-                                        static_cast<Word*>(out), count, tiles, next_tile);
+                                        static_cast<Word*>(out), count, tiles, groups, next_tile);
   GPUPRIM_LAUNCH_CHECK();
 }
 
