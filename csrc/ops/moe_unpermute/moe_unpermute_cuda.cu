@@ -60,6 +60,21 @@ __device__ __forceinline__ void accumulate_rows(const T* __restrict__ expert_out
   }
 }
 
+// out[t, column .. column + Vec) = the fp32 sum of accumulate_rows, rounded once to T.
+template <typename T, typename Acc, int Vec, int InFlight>
+__device__ __forceinline__ void combine_pack(const T* __restrict__ expert_out, const int64_t* __restrict__ slots,
+                                             const Acc* __restrict__ gates, const MoeUnpermuteShape& shape, int64_t t,
+                                             int64_t column, T* __restrict__ out) {
+  Acc acc[Vec];
+#pragma unroll
+  for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
+  accumulate_rows<T, Acc, Vec, InFlight>(expert_out, slots, gates, shape, t, column, acc);
+  Pack<T, Vec> y;
+#pragma unroll
+  for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
+  *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
+}
+
 // Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (H200, bf16:
 // 95% of copy bandwidth at T65536 H2048 k8, was 91% one row at a time).
 template <typename T, typename Acc, int Vec, int InFlight>
@@ -71,14 +86,7 @@ __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __
   for (int64_t t = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; t < shape.tokens;
        t += int64_t(gridDim.x) * kWarpsPerBlock) {
     for (int64_t column = int64_t(lane) * Vec; column < shape.hidden; column += int64_t(kWarp) * Vec) {
-      Acc acc[Vec];
-#pragma unroll
-      for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
-      accumulate_rows<T, Acc, Vec, InFlight>(expert_out, slots, gates, shape, t, column, acc);
-      Pack<T, Vec> y;
-#pragma unroll
-      for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
-      *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
+      combine_pack<T, Acc, Vec, InFlight>(expert_out, slots, gates, shape, t, column, out);
     }
   }
 }
@@ -95,14 +103,7 @@ __global__ void __launch_bounds__(kBlockThreads) combine_kernel(const T* __restr
   const int64_t item = int64_t(blockIdx.x) * kBlockThreads + threadIdx.x;  // the grid covers every item
   if (item >= shape.tokens * packs) return;
   const int64_t t = item / packs, column = (item - t * packs) * Vec;
-  Acc acc[Vec];
-#pragma unroll
-  for (int i = 0; i < Vec; ++i) acc[i] = Acc(0);
-  accumulate_rows<T, Acc, Vec, InFlight>(expert_out, slots, gates, shape, t, column, acc);
-  Pack<T, Vec> y;
-#pragma unroll
-  for (int i = 0; i < Vec; ++i) y.items[i] = convert<T>(acc[i]);
-  *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
+  combine_pack<T, Acc, Vec, InFlight>(expert_out, slots, gates, shape, t, column, out);
 }
 
 // pair_of_row[slots[p]] = p for every valid slot (the largest p if a malformed routing repeats a slot, so the
