@@ -24,7 +24,7 @@ def compact(x: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:
 
     Deterministic (a compaction has one answer). Differentiable in floating ``x``: the gradient of
     ``x`` is ``grad_out`` gathered back to the kept positions, zero elsewhere (the tail of ``out``
-    gets no gradient to anything). CUDA: CUB's DeviceSelect::Flagged (64-bit sizes).
+    gets no gradient to anything). CUDA: one pass over x and the mask (64-bit sizes, no host sync).
     """
     out, count = torch.ops.gpuprim.compact.default(x, mask)
     return out, count
