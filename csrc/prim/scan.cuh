@@ -179,8 +179,9 @@ __global__ void __launch_bounds__(kTileThreads) tile_scan_kernel(const In* __res
 
 // ---- single pass with a deterministic look-back (prim/lookback.cuh) ------------------------------
 // Reads the input once and writes the output once. Each tile: load, block scan of the thread totals
-// (which also gives the tile's aggregate), publish the aggregate, look back for the exclusive prefix
-// (warp 0), publish the inclusive prefix, add the prefix and store.
+// (which also gives the tile's aggregate), then warp 0 publishes the aggregate and gets the exclusive
+// prefix (lookback::tile_exclusive_prefix; a group's last tile also publishes the group's sums), then
+// every thread adds the prefix and stores.
 template <int kThreads, int kItems>
 struct SinglePassTile {
   static constexpr int64_t kSize = int64_t(kThreads) * kItems;
