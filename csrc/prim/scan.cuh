@@ -80,16 +80,99 @@ __global__ void __launch_bounds__(256) warp_row_scan_kernel(const In* __restrict
   }
 }
 
-// Loads tile `t` of a row, striped (coalesced), zero-filled past the row end.
-template <typename In, typename Acc>
-__device__ __forceinline__ void load_tile_striped(const In* row_in, int64_t n, int64_t tile, bool reverse,
-                                                  Acc (&items)[kTileItems]) {
-  const int64_t base = tile * kTileSize;
+// A tile wholly inside its row is loaded and stored warp-striped: lane l of warp w holds elements
+// base + (w * kItems + j) * 32 + l, j < kItems, read through one pointer at constant offsets; each access of a
+// warp covers 32 consecutive elements and a warp's accesses 32 * kItems consecutive ones (H200, 256M, against
+// block-striped tiles: bf16 single pass 0.70 -> 0.54 ms, int32 three passes 1.58 -> 1.25 ms), and
+// BlockExchange's WarpStripedToBlocked gives thread t the elements base + t * kItems + j in warp-local shared
+// memory. The row's last tile goes element by element
+// through shared memory instead (a per-item bounds check in the unrolled path took 115 registers, not 80).
+template <int kItems, typename In, typename Acc>
+__device__ __forceinline__ void load_warp_striped(const In* row_in, int64_t n, int64_t base, bool reverse,
+                                                  Acc (&items)[kItems]) {
+  const In* at = row_in + row_pos(base + int64_t(threadIdx.x / 32) * 32 * kItems + threadIdx.x % 32, n, reverse);
 #pragma unroll
-  for (int j = 0; j < kTileItems; ++j) {
-    const int64_t i = base + j * kTileThreads + threadIdx.x;
-    items[j] = i < n ? convert<Acc>(row_in[row_pos(i, n, reverse)]) : Acc(0);
+  for (int j = 0; j < kItems; ++j) items[j] = convert<Acc>(reverse ? at[-32 * j] : at[32 * j]);
+}
+
+// Shared memory of scan_tile: the exchange (or the last tile's elements) and the block scan take turns.
+template <typename Acc, int kThreads, int kItems>
+union TileTemp {
+  typename cub::BlockExchange<Acc, kThreads, kItems>::TempStorage exchange;
+  Acc tile[kThreads * kItems];
+  typename cub::BlockScan<Acc, kThreads>::TempStorage scan;
+};
+
+// Thread t gets the tile's elements base + t * kItems + j (zero past the row end). Block-uniform; the
+// caller syncs before reusing temp.
+template <int kThreads, int kItems, typename In, typename Acc>
+__device__ __forceinline__ void load_tile_blocked(const In* row_in, int64_t n, int64_t base, bool reverse,
+                                                  TileTemp<Acc, kThreads, kItems>& temp, Acc (&items)[kItems]) {
+  constexpr int kSize = kThreads * kItems;
+  if (base + kSize <= n) {
+    load_warp_striped<kItems>(row_in, n, base, reverse, items);
+    cub::BlockExchange<Acc, kThreads, kItems>(temp.exchange).WarpStripedToBlocked(items);
+    return;
   }
+  const int64_t valid = n - base;
+#pragma unroll 1
+  for (int k = threadIdx.x; k < kSize; k += kThreads) {
+    temp.tile[k] = k < valid ? convert<Acc>(row_in[row_pos(base + k, n, reverse)]) : Acc(0);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) items[j] = temp.tile[threadIdx.x * kItems + j];
+}
+
+// Stores load_tile_blocked's layout. temp must be free on entry.
+template <int kThreads, int kItems, typename Acc, typename Out>
+__device__ __forceinline__ void store_tile_blocked(Out* row_out, int64_t n, int64_t base, bool reverse,
+                                                   TileTemp<Acc, kThreads, kItems>& temp, Acc (&items)[kItems]) {
+  constexpr int kSize = kThreads * kItems;
+  if (base + kSize <= n) {
+    cub::BlockExchange<Acc, kThreads, kItems>(temp.exchange).BlockedToWarpStriped(items);
+    Out* at = row_out + row_pos(base + int64_t(threadIdx.x / 32) * 32 * kItems + threadIdx.x % 32, n, reverse);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) (reverse ? at[-32 * j] : at[32 * j]) = convert<Out>(items[j]);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) temp.tile[threadIdx.x * kItems + j] = items[j];
+  __syncthreads();
+  const int64_t valid = n - base;
+#pragma unroll 1
+  for (int k = threadIdx.x; k < valid && k < kSize; k += kThreads) {
+    row_out[row_pos(base + k, n, reverse)] = convert<Out>(temp.tile[k]);
+  }
+}
+
+// Scans the tile [base, base + kThreads * kItems) of a row into row_out: load, thread totals, block scan
+// (which gives the tile's aggregate), prefix = tile_prefix(aggregate) (called by every thread; it must end
+// with a barrier, after which the scan's shared memory is free), then the prefix carried through each
+// thread's items in order, and the store. The order of every addition is fixed by kThreads and kItems.
+template <int kThreads, int kItems, typename In, typename Acc, typename Out, typename TilePrefix>
+__device__ __forceinline__ void scan_tile(const In* row_in, Out* row_out, int64_t n, int64_t base, bool exclusive,
+                                          bool reverse, TileTemp<Acc, kThreads, kItems>& temp,
+                                          TilePrefix&& tile_prefix) {
+  Acc items[kItems];
+  load_tile_blocked<kThreads, kItems>(row_in, n, base, reverse, temp, items);
+  __syncthreads();  // the scan reuses the exchange's memory
+  Acc thread_total = Acc(0);
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) thread_total = thread_total + items[j];
+  Acc running, aggregate;
+  cub::BlockScan<Acc, kThreads>(temp.scan).ExclusiveScan(thread_total, running, Acc(0), ::cuda::std::plus<Acc>(),
+                                                         aggregate);
+  const Acc prefix = tile_prefix(aggregate);
+  running = threadIdx.x == 0 ? prefix : prefix + running;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const Acc before = running;
+    running = running + items[j];
+    items[j] = exclusive ? before : running;
+  }
+  store_tile_blocked<kThreads, kItems>(row_out, n, base, reverse, temp, items);
+  __syncthreads();  // temp is reused by the next tile
 }
 
 template <typename In, typename Acc>
@@ -101,11 +184,18 @@ __global__ void __launch_bounds__(kTileThreads) tile_reduce_kernel(const In* __r
   const int64_t total = rows * tiles_per_row;
   for (int64_t t = blockIdx.x; t < total; t += gridDim.x) {
     const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
-    Acc items[kTileItems];
-    load_tile_striped(in + row * n, n, tile, reverse, items);
+    const int64_t base = tile * kTileSize;
     Acc thread_sum = Acc(0);
+    if (base + kTileSize <= n) {
+      Acc items[kTileItems];
+      load_warp_striped<kTileItems>(in + row * n, n, base, reverse, items);
 #pragma unroll
-    for (int j = 0; j < kTileItems; ++j) thread_sum = thread_sum + items[j];
+      for (int j = 0; j < kTileItems; ++j) thread_sum = thread_sum + items[j];
+    } else {
+      for (int64_t i = base + threadIdx.x; i < n; i += kTileThreads) {
+        thread_sum = thread_sum + convert<Acc>(in[row * n + row_pos(i, n, reverse)]);
+      }
+    }
     const Acc tile_sum = BlockReduce(temp).Sum(thread_sum);
     if (threadIdx.x == 0) tile_sums[t] = tile_sum;
     __syncthreads();  // temp is reused by the next tile
@@ -138,76 +228,47 @@ __global__ void __launch_bounds__(kTileThreads) tile_scan_kernel(const In* __res
                                                                   const Acc* __restrict__ tile_prefix, int64_t rows,
                                                                   int64_t n, int64_t tiles_per_row, bool exclusive,
                                                                   bool reverse) {
-  using Exchange = cub::BlockExchange<Acc, kTileThreads, kTileItems>;
-  using BlockScan = cub::BlockScan<Acc, kTileThreads>;
-  __shared__ union {
-    typename Exchange::TempStorage exchange;
-    typename BlockScan::TempStorage scan;
-  } temp;
+  __shared__ TileTemp<Acc, kTileThreads, kTileItems> temp;
   const int64_t total = rows * tiles_per_row;
   for (int64_t t = blockIdx.x; t < total; t += gridDim.x) {
     const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
-    Acc items[kTileItems];
-    load_tile_striped(in + row * n, n, tile, reverse, items);
-    Exchange(temp.exchange).StripedToBlocked(items);
-    __syncthreads();
-    Acc thread_total = Acc(0);
-#pragma unroll
-    for (int j = 0; j < kTileItems; ++j) thread_total = thread_total + items[j];
-    Acc running;
-    BlockScan(temp.scan).ExclusiveScan(thread_total, running, Acc(0), ::cuda::std::plus<Acc>());
-    const Acc prefix = tile_prefix ? tile_prefix[t] : Acc(0);
-    running = threadIdx.x == 0 ? prefix : prefix + running;
-#pragma unroll
-    for (int j = 0; j < kTileItems; ++j) {
-      const Acc before = running;
-      running = running + items[j];
-      items[j] = exclusive ? before : running;
-    }
-    __syncthreads();
-    Exchange(temp.exchange).BlockedToStriped(items);
-    const int64_t base = tile * kTileSize;
-    Out* row_out = out + row * n;
-#pragma unroll
-    for (int j = 0; j < kTileItems; ++j) {
-      const int64_t i = base + j * kTileThreads + threadIdx.x;
-      if (i < n) row_out[row_pos(i, n, reverse)] = convert<Out>(items[j]);
-    }
-    __syncthreads();
+    scan_tile<kTileThreads, kTileItems>(in + row * n, out + row * n, n, tile * kTileSize, exclusive, reverse, temp,
+                                        [&](Acc) {
+                                          __syncthreads();
+                                          return tile_prefix ? tile_prefix[t] : Acc(0);
+                                        });
   }
 }
 
 // ---- single pass with a deterministic look-back (prim/lookback.cuh) ------------------------------
-// Reads the input once and writes the output once. Each tile: load, block scan of the thread totals
-// (which also gives the tile's aggregate), then warp 0 publishes the aggregate and gets the exclusive
-// prefix (lookback::tile_exclusive_prefix; a group's last tile also publishes the group's sums), then
-// every thread adds the prefix and stores.
+// Reads the input once and writes the output once. Each tile: scan_tile, whose prefix comes from warp 0
+// publishing the tile's aggregate and getting its exclusive prefix (lookback::tile_exclusive_prefix; a
+// group's last tile also publishes the group's sums).
 template <int kThreads, int kItems>
 struct SinglePassTile {
   static constexpr int64_t kSize = int64_t(kThreads) * kItems;
 };
-// H200, 256M fp32 (2026-11-29): 256 x 20 items 0.81 ms (CUB's InclusiveSum, whose float result is not
-// reproducible, 0.68 ms; three passes 1.03 ms); 256 x 16 0.90, 256 x 24 0.83 ms. Tiles in block-index order
-// instead of claimed from a counter gave 0.78 ms, but that relies on blocks starting in index order.
-constexpr int kSinglePassThreads = 256, kSinglePassItems = 20;
+// H200, 256M fp32 (2026-11-30): 256 x 32 items, 64 registers (4 blocks per SM), 0.73 ms (16M: 0.054 ms); with
+// `reverse` a runtime flag, 80 registers (3 blocks) and 0.815 ms; capped at 64 that way it spilled: 0.93 ms.
+// 256 x 20 block-striped (before) 0.81 ms. A scratch probe of the same loop on whole tiles took 0.75-0.81 ms at
+// 256 x 24, 0.76 at 128 x 32, 0.82 at 384 x 20, 0.93 at 512 x 16, and 0.70 at 128 x 32 with tiles in
+// block-index order instead of claimed from a counter (that relies on blocks starting in index order). CUB's
+// InclusiveSum, whose float result is not reproducible, 0.68-0.69 ms; three passes 0.94 ms.
+constexpr int kSinglePassThreads = 256, kSinglePassItems = 32;
 constexpr int kLookbackSlots = 1;  // group look-back window: 32 groups of 32 tiles
 
-template <int kThreads, int kItems, int kSlots, typename In, typename Acc, typename Out>
+// kReverse is a template flag: as a runtime flag it cost 16 registers (see the timings above).
+template <int kThreads, int kItems, int kSlots, bool kReverse, typename In, typename Acc, typename Out>
 __global__ void __launch_bounds__(kThreads) single_pass_scan_kernel(
     const In* __restrict__ in, Out* __restrict__ out, int64_t rows, int64_t n, int64_t tiles_per_row,
-    bool exclusive, bool reverse, lookback::TileStatus<Acc>* tile_status, lookback::TileStatus<Acc>* group_status,
+    bool exclusive, lookback::TileStatus<Acc>* tile_status, lookback::TileStatus<Acc>* group_status,
     unsigned long long* tile_counter) {
-  using Exchange = cub::BlockExchange<Acc, kThreads, kItems>;
-  using BlockScan = cub::BlockScan<Acc, kThreads>;
-  constexpr int64_t kSize = SinglePassTile<kThreads, kItems>::kSize;
-  __shared__ union {
-    typename Exchange::TempStorage exchange;
-    typename BlockScan::TempStorage scan;
-  } temp;
+  __shared__ TileTemp<Acc, kThreads, kItems> temp;
   __shared__ Acc window[32 * kSlots];
   __shared__ int64_t claimed;
   __shared__ Acc tile_prefix;
   const int64_t total = rows * tiles_per_row;
+  const int64_t groups_per_row = (tiles_per_row + lookback::kGroupTiles - 1) / lookback::kGroupTiles;
   for (;;) {
     // Claimed when the block is ready to load it: a tile claimed ahead (while the block still works on
     // another) holds up the later tiles of its group, which wait for its aggregate (H200: 256M fp32,
@@ -217,47 +278,18 @@ __global__ void __launch_bounds__(kThreads) single_pass_scan_kernel(
     const int64_t t = claimed;
     if (t >= total) return;
     const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
-    const In* row_in = in + row * n;
-    const int64_t base = tile * kSize;
-
-    Acc items[kItems];
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {  // striped: coalesced
-      const int64_t i = base + j * kThreads + threadIdx.x;
-      items[j] = i < n ? convert<Acc>(row_in[row_pos(i, n, reverse)]) : Acc(0);
-    }
-    Exchange(temp.exchange).StripedToBlocked(items);
-    __syncthreads();
-    Acc thread_total = Acc(0);
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) thread_total = thread_total + items[j];
-    Acc running, aggregate;
-    BlockScan(temp.scan).ExclusiveScan(thread_total, running, Acc(0), ::cuda::std::plus<Acc>(), aggregate);
-
-    if (threadIdx.x < 32) {  // warp 0, whole
-      const int64_t groups_per_row = (tiles_per_row + lookback::kGroupTiles - 1) / lookback::kGroupTiles;
-      const Acc prefix = lookback::tile_exclusive_prefix<kSlots>(tile_status + row * tiles_per_row,
-                                                                 group_status + row * groups_per_row, tile, aggregate,
-                                                                 window);
-      if (threadIdx.x == 0) tile_prefix = prefix;
-    }
-    __syncthreads();  // tile_prefix visible; temp.scan free for the exchange
-    const Acc prefix = tile_prefix;
-    running = threadIdx.x == 0 ? prefix : prefix + running;
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const Acc before = running;
-      running = running + items[j];
-      items[j] = exclusive ? before : running;
-    }
-    Exchange(temp.exchange).BlockedToStriped(items);
-    Out* row_out = out + row * n;
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const int64_t i = base + j * kThreads + threadIdx.x;
-      if (i < n) row_out[row_pos(i, n, reverse)] = convert<Out>(items[j]);
-    }
-    __syncthreads();  // temp and `claimed` are reused by the next tile
+    scan_tile<kThreads, kItems>(in + row * n, out + row * n, n, tile * SinglePassTile<kThreads, kItems>::kSize,
+                                exclusive, kReverse, temp, [&](Acc aggregate) {
+                                  if (threadIdx.x < 32) {  // warp 0, whole
+                                    const Acc prefix = lookback::tile_exclusive_prefix<kSlots>(
+                                        tile_status + row * tiles_per_row, group_status + row * groups_per_row, tile,
+                                        aggregate, window);
+                                    if (threadIdx.x == 0) tile_prefix = prefix;
+                                  }
+                                  __syncthreads();  // tile_prefix visible; the scan's memory free
+                                  return tile_prefix;
+                                });
+    // scan_tile ends with a barrier: `claimed` may be written again.
   }
 }
 
@@ -305,8 +337,10 @@ void single_pass_launch(const In* in, Out* out, int64_t rows, int64_t n, bool ex
   auto* tile_status = reinterpret_cast<lookback::TileStatus<Acc>*>(state);
   auto* group_status = tile_status + total_tiles;
   auto* counter = reinterpret_cast<unsigned long long*>(group_status + total_groups);
-  single_pass_scan_kernel<kThreads, kItems, kSlots, In, Acc, Out><<<grid_for(total_tiles, 1), kThreads, 0, stream>>>(
-      in, out, rows, n, tiles_per_row, exclusive, reverse, tile_status, group_status, counter);
+  auto kernel = reverse ? single_pass_scan_kernel<kThreads, kItems, kSlots, true, In, Acc, Out>
+                        : single_pass_scan_kernel<kThreads, kItems, kSlots, false, In, Acc, Out>;
+  kernel<<<grid_for(total_tiles, 1), kThreads, 0, stream>>>(in, out, rows, n, tiles_per_row, exclusive, tile_status,
+                                                            group_status, counter);
   GPUPRIM_LAUNCH_CHECK();
 }
 
