@@ -31,6 +31,7 @@
 #include "ops/topk/topk_short_rows.cuh"
 #include "prim/cub.cuh"
 #include "prim/radix_sort.cuh"
+#include "prim/warp_reduce.cuh"
 
 namespace gpuprim {
 namespace {
@@ -57,26 +58,6 @@ constexpr int64_t kMultiMaxSlice = int64_t(1) << 30;
 // Keys as shuffled between lanes (at least 32 bits).
 template <typename Bits>
 using WideKey = std::conditional_t<sizeof(Bits) <= 4, uint32_t, unsigned long long>;
-
-// Whether candidate a beats b: larger key, or equal key and lower position.
-template <typename Key>
-__device__ __forceinline__ bool beats(Key a_key, uint32_t a_position, Key b_key, uint32_t b_position) {
-  return a_key > b_key || (a_key == b_key && a_position < b_position);
-}
-
-// Every lane ends with the warp's best candidate (a total order, so the same one on every lane).
-template <typename Key>
-__device__ __forceinline__ void warp_best(Key& key, uint32_t& position) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
-    const Key other_key = __shfl_xor_sync(kFullMask, key, offset);
-    const uint32_t other_position = __shfl_xor_sync(kFullMask, position, offset);
-    if (beats(other_key, other_position, key, position)) {
-      key = other_key;
-      position = other_position;
-    }
-  }
-}
 
 // This lane's best live item (items j hold row positions lane + 32 j; lower j wins ties).
 template <typename Key, int kItems>
@@ -122,7 +103,7 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock)
     for (int rank = 0; rank < k; ++rank) {
       Key key = best_key;
       uint32_t position = best_position;
-      warp_best(key, position);  // k <= n: always a real element
+      warp::best(key, position);  // k <= n: always a real element
       if (int(position % kWarp) == lane) {
         values[row * k + rank] = in[position];
         indices[row * k + rank] = int64_t(position);

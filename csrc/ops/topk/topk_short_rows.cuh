@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "prim/radix_sort.cuh"
+#include "prim/warp_reduce.cuh"
 
 namespace gpuprim {
 namespace short_rows {
@@ -244,14 +245,6 @@ __device__ __forceinline__ void load_lane_list(const Bits* __restrict__ row_in, 
   }
 }
 
-// The largest of the group's values; every lane of the warp calls it.
-template <int kGroup>
-__device__ __forceinline__ uint32_t group_max(uint32_t value) {
-#pragma unroll
-  for (int offset = kGroup / 2; offset >= 1; offset /= 2) value = max(value, __shfl_xor_sync(kFullMask, value, offset));
-  return value;
-}
-
 // The selection rounds of a row, best first. Once the ranks first .. first + kGroup - 1 below k
 // are known, calls emit(first, position) (first < k): lane g's rank is first + g, position -1
 // when that rank is >= k.
@@ -268,7 +261,7 @@ __device__ __forceinline__ bool select_rounds(uint32_t (&list)[kList], int k, in
   bool tied = false;
   // One round; entries [0, live) of the list are kept current (later ones are never read again).
   const auto round_step = [&](int round, int live) {
-    const uint32_t best = group_max<kGroup>(list[0]);
+    const uint32_t best = warp::group_max<kGroup>(list[0]);
     const bool drop = list[0] == best;  // the lane that held it (words are unique)
 #pragma unroll
     for (int s = 0; s < kList; ++s) {

@@ -13,6 +13,7 @@
 #include "common/cuda_check.h"
 #include "ops/topk_gating/topk_gating_launch.h"
 #include "prim/types.cuh"
+#include "prim/warp_reduce.cuh"
 
 namespace gpuprim {
 namespace {
@@ -21,19 +22,6 @@ using gating::Score;
 
 constexpr int kWarp = 32;
 constexpr int kTokensPerBlock = 8;
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
-
-__device__ __forceinline__ float warp_sum(float value) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset >= 1; offset /= 2) value += __shfl_xor_sync(kFullMask, value, offset);
-  return value;
-}
-
-__device__ __forceinline__ float warp_max(float value) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset >= 1; offset /= 2) value = fmaxf(value, __shfl_xor_sync(kFullMask, value, offset));
-  return value;
-}
 
 template <typename T>
 __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
@@ -56,17 +44,17 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
         if (e >= 0 && e < experts) s_sum += 1.0f / (1.0f + expf(-convert<float>(row[e])));
       }
     }
-    dot = warp_sum(dot);
-    if (score == Score::kSigmoid && renormalize) s_sum = warp_sum(s_sum);
+    dot = warp::sum(dot);
+    if (score == Score::kSigmoid && renormalize) s_sum = warp::sum(s_sum);
     // Softmax without renormalize: every expert gets -p_m <dg, g>.
     const bool dense = score == Score::kSoftmax && !renormalize;
     float row_max = -INFINITY, denominator = 1.0f;
     if (dense) {
       for (int64_t m = lane; m < experts; m += kWarp) row_max = fmaxf(row_max, convert<float>(row[m]));
-      row_max = warp_max(row_max);
+      row_max = warp::max(row_max);
       float sum = 0.0f;
       for (int64_t m = lane; m < experts; m += kWarp) sum += expf(convert<float>(row[m]) - row_max);
-      denominator = warp_sum(sum);
+      denominator = warp::sum(sum);
     }
     for (int64_t m = lane; m < experts; m += kWarp) {
       out[m] = convert<T>(dense ? -(expf(convert<float>(row[m]) - row_max) / denominator) * dot : 0.0f);

@@ -20,6 +20,7 @@
 #include "common/device_info.h"
 #include "ops/topk/topk_short_rows.cuh"
 #include "ops/topk_gating/topk_gating_launch.h"
+#include "prim/warp_reduce.cuh"
 
 namespace gpuprim {
 namespace {
@@ -43,18 +44,6 @@ __device__ __forceinline__ float load_logit(const void* logits, int64_t i) {
   }
 }
 
-__device__ __forceinline__ void warp_best(uint32_t& key, uint32_t& expert) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
-    const uint32_t other_key = __shfl_xor_sync(kFullMask, key, offset);
-    const uint32_t other_expert = __shfl_xor_sync(kFullMask, expert, offset);
-    if (other_key > key || (other_key == key && other_expert < expert)) {
-      key = other_key;
-      expert = other_expert;
-    }
-  }
-}
-
 template <int kItems>
 __device__ __forceinline__ void lane_best(const uint32_t (&keys)[kItems], uint32_t alive, int lane, uint32_t& key,
                                           uint32_t& expert) {
@@ -71,13 +60,7 @@ __device__ __forceinline__ void lane_best(const uint32_t (&keys)[kItems], uint32
 
 // The full softmax denominator sum_e exp(logit_e - max) in the fixed order gating_math.h states:
 // lane l adds experts l, l + 32, ... in turn, then a butterfly over the lanes.
-__device__ __forceinline__ float warp_softmax_denominator(float partial) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
-    partial = __fadd_rn(partial, __shfl_xor_sync(kFullMask, partial, offset));
-  }
-  return partial;
-}
+__device__ __forceinline__ float warp_softmax_denominator(float partial) { return warp::sum(partial); }
 
 // The gates of lane `lane`'s pick (lanes < k) from its logit; every lane of the warp takes part.
 __device__ __forceinline__ float gate_of(float my_logit, float max_logit, int lane, int k, Score score,
@@ -119,7 +102,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
     uint32_t my_expert = 0;  // lane r: the expert of rank r (r < k)
     for (int rank = 0; rank < k; ++rank) {
       uint32_t key = best_key, expert = best_expert;
-      warp_best(key, expert);
+      warp::best(key, expert);
       if (lane == rank) my_expert = expert;
       if (int(expert % kWarp) == lane) {
         alive &= ~(1u << (expert / kWarp));

@@ -1,0 +1,50 @@
+// Butterfly reductions over the lanes of a warp (or of aligned groups of kWidth lanes). Every lane ends with
+// the result, and the order of the operations is fixed, so float results are bitwise the same on every run.
+// Every lane of the warp must call them (full mask).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gpuprim {
+namespace warp {
+
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+
+// The largest value of the lane's group of kWidth lanes (a power of two <= 32).
+template <int kWidth = 32>
+__device__ __forceinline__ uint32_t group_max(uint32_t value) {
+#pragma unroll
+  for (int offset = kWidth / 2; offset >= 1; offset /= 2) value = max(value, __shfl_xor_sync(kFullMask, value, offset));
+  return value;
+}
+
+// The best (key, position) of the warp: the largest key, the lower position among equal keys (a total order,
+// so every lane ends with the same pair).
+template <typename Key>
+__device__ __forceinline__ void best(Key& key, uint32_t& position) {
+#pragma unroll
+  for (int offset = 16; offset >= 1; offset /= 2) {
+    const Key other_key = __shfl_xor_sync(kFullMask, key, offset);
+    const uint32_t other_position = __shfl_xor_sync(kFullMask, position, offset);
+    if (other_key > key || (other_key == key && other_position < position)) {
+      key = other_key;
+      position = other_position;
+    }
+  }
+}
+
+__device__ __forceinline__ float sum(float value) {
+#pragma unroll
+  for (int offset = 16; offset >= 1; offset /= 2) value = __fadd_rn(value, __shfl_xor_sync(kFullMask, value, offset));
+  return value;
+}
+
+__device__ __forceinline__ float max(float value) {
+#pragma unroll
+  for (int offset = 16; offset >= 1; offset /= 2) value = fmaxf(value, __shfl_xor_sync(kFullMask, value, offset));
+  return value;
+}
+
+}  // namespace warp
+}  // namespace gpuprim
