@@ -452,3 +452,16 @@ def test_cuda_dense_gradient_writes_every_row(mode, dtype):
         assert (gw.cpu()[ref == 0] == 0).all()
         tol = 2e-2 if dtype == torch.bfloat16 else 1e-4
         torch.testing.assert_close(gw.cpu().double(), ref, rtol=tol, atol=tol * (ref.abs().max().item() + 1))
+    # Positions before the first offset lie in no bag (bad offsets, accepted outside validate mode): rows named
+    # only there get no gradient and must still be written (zeros); row 11 is named there and in bags too.
+    unbagged = idx.clone()
+    unbagged[:5] = torch.tensor([11, n_rows - 10, n_rows - 9, n_rows - 8, n_rows - 7])
+    shifted = offsets.clone()
+    shifted[0] = 5
+    poison = [torch.full((n_rows, dim), float("nan"), device="cuda", dtype=dtype) for _ in range(4)]
+    del poison
+    _, gw, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, unbagged.cuda(), shifted.cuda(), mode), cu[0], None)
+    _, expected, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, unbagged, shifted, mode), weight, None)
+    assert not gw.isnan().any()
+    assert (gw.cpu()[n_rows - 10:n_rows - 6] == 0).all()
+    torch.testing.assert_close(gw.cpu(), expected, rtol=tol, atol=tol * (expected.abs().max().item() + 1))
