@@ -202,6 +202,9 @@ def test_opcheck(device):
 
 def test_compiles(device):
     input, index, src = make_case(device, torch.float32, 1, "uniform")
+    # Whole numbers: scatter_add's default CUDA path adds with atomics, in any order; these sums are exact in
+    # any order, so compiled and eager agree bitwise (random floats differed in the last bit once on the H200).
+    input, src = (input * 8).round(), (src * 8).round()
 
     def fn(a, i, b):
         return gpuprim.scatter_reduce(a, 1, i, b, "amax", include_self=False) + gpuprim.scatter_add(a, 1, i, b)
