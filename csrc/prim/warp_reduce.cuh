@@ -15,7 +15,9 @@ constexpr unsigned kFullMask = 0xFFFFFFFFu;
 template <int kWidth = 32>
 __device__ __forceinline__ uint32_t group_max(uint32_t value) {
 #pragma unroll
-  for (int offset = kWidth / 2; offset >= 1; offset /= 2) value = max(value, __shfl_xor_sync(kFullMask, value, offset));
+  for (int offset = kWidth / 2; offset >= 1; offset /= 2) {
+    value = ::max(value, __shfl_xor_sync(kFullMask, value, offset));  // CUDA's unsigned max, not warp::max
+  }
   return value;
 }
 
