@@ -170,7 +170,7 @@ def test_more_than_2pow31_elements():
 @pytest.mark.parametrize("algo", ["three_pass", "single_pass"])
 def test_long_row_algorithms(algo, monkeypatch):
     """Both long-row algorithms (GPUPRIM_SCAN_ALGO; single_pass is the default for 4-byte accumulators)
-    against the reference, bitwise reproducible, across tile boundaries (4096 or 5120-element tiles) and
+    against the reference, bitwise reproducible, across tile boundaries (4096 or 8192-element tiles) and
     rows of more groups than the look-back window (32 groups of 32 tiles), for fp32 and bf16 (fp32
     accumulator)."""
     monkeypatch.setenv("GPUPRIM_SCAN_ALGO", algo)
