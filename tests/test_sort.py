@@ -195,9 +195,10 @@ def test_bad_arguments(device):
 # ---------------------------------------------------------------- CUDA-only: every code path
 # sort_cuda.cu picks a path by (rows, n, key width): rows of 33..2048 elements (or one row of
 # <= 2048) -> one thread block per row (tiles of 512, 1024, 2048); one longer row -> device radix sort
-# of the bare key; rows >= 2^18 long, if <= 16 of them or with 64-bit keys -> one radix sort per
-# row; other rows with keys <= 32 bits -> the row packed above the key (32- or 64-bit composite
-# key); the remaining 64-bit keys -> two passes (by key, then stably by row).
+# of the bare key (int32, and int64 ascending: of x itself, no encode); rows >= 2^18 long, if <= 16 of
+# them or with 64-bit keys -> one radix sort per row; other rows with keys <= 32 bits -> the row
+# packed above the key (32- or 64-bit composite key); the remaining 64-bit keys -> two passes (by key,
+# then stably by row).
 
 def _cuda_vs_cpu_vs_reference(x_cpu, dim, descending):
     cuda_values, cuda_indices = check_sort(x_cpu.cuda(), dim, descending)
@@ -247,6 +248,20 @@ def test_cuda_matches_cpu_every_path(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)
+def test_cuda_one_integer_row_straight_to_cub(dtype):
+    """One long int32/int64 row goes to CUB as it is: many ties, both extremes, a strided view."""
+    g = torch.Generator().manual_seed(11)
+    info = torch.iinfo(dtype)
+    x = torch.randint(-20, 20, (100_003,), generator=g).to(dtype)
+    x[::97], x[5::89] = info.min, info.max
+    x = x.cuda()
+    for view in (x, x[1::3]):  # the strided view made on the GPU (.cuda() of one would be contiguous)
+        for descending in (False, True):
+            check_sort(view, 0, descending)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_cuda_views_and_dims(dtype):
     g = torch.Generator().manual_seed(3)
@@ -278,6 +293,8 @@ def test_no_sync_and_graph_capture():
     x = torch.randn(3, 100_000, device="cuda")
     check_no_sync_and_graph_capture(lambda: gpuprim.sort(x, 1))
     check_no_sync_and_graph_capture(lambda: gpuprim.sort(x.flatten(), 0, descending=True))
+    ints = torch.randint(-5, 5, (100_000,), device="cuda", dtype=torch.int32)
+    check_no_sync_and_graph_capture(lambda: gpuprim.sort(ints, 0, descending=True))  # straight to CUB
     d = torch.randn(500, 64, device="cuda", dtype=torch.float64)
     check_no_sync_and_graph_capture(lambda: gpuprim.sort(d, 1))  # two-pass path
     long_rows = torch.randn(2, 300_000, device="cuda", dtype=torch.float64)

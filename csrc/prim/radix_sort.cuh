@@ -5,7 +5,8 @@
 // floats use the usual sign-magnitude twiddle with every NaN mapped to the largest key (NaN sorts
 // last, as in torch.sort) and -0.0 mapped to +0.0's key (they compare equal), and a descending
 // sort inverts every key. So one CUB instantiation per key width serves every dtype and order.
-// The CUB calls are declared here and instantiated in ops/sort/sort_radix_cuda.cu (compile time).
+// sort_pairs_direct is the exception: signed keys sorted by CUB as they are, from input buffers.
+// The CUB calls are declared here and instantiated in common/radix_sort*_cuda.cu (compile time).
 #pragma once
 #include <cuda_runtime.h>
 #include <cstdint>
@@ -68,6 +69,16 @@ int sort_pairs(Key* keys[2], Value* values[2], int64_t n, int end_bit, Workspace
 
 // Instantiated once, in common/radix_sort_cuda.cu, for Key in {uint8, uint16, uint32, uint64} and
 // Value in {int32, int64}.
+
+// Stable sort of n (key, value) pairs by the key bits [0, end_bit), from keys_in and values_in
+// (left unchanged) to keys_out and values_out: signed keys go to CUB as they are (no encode pass),
+// its alternate buffers come from the workspace. n <= INT32_MAX. Stable in both orders (CUB's
+// descending sort inverts the keys and sorts them ascending). Instantiated once, in
+// common/radix_sort_direct_cuda.cu, ascending for Key in {int32, int64} and Value in {uint32,
+// uint64} (gpuprim::sort_pairs, gpuprim::sort), descending only for <int32, uint32> (gpuprim::sort).
+template <typename Key, typename Value, bool kDescending = false>
+void sort_pairs_direct(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, int64_t n,
+                       int end_bit, Workspace& workspace, cudaStream_t stream);
 
 }  // namespace radix_sort
 }  // namespace gpuprim

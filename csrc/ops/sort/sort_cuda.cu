@@ -3,12 +3,15 @@
 // from the input instead, so their exact bits survive). Paths, chosen in sort_rows():
 //   rows of <= 2048 elements: one thread block per row, in registers and shared memory (tiles of
 //   512, 1024 or 2048 elements);
-//   one longer row: CUB's device radix sort of (key, 32-bit position);
+//   one longer row: CUB's device radix sort of (key, 32-bit position); int32 keys (int64 keys
+//   ascending) go to CUB as they are, read from x and written to values (no encode or decode);
 //   few long rows, or long rows of 64-bit keys: one device radix sort per row;
 //   other rows: (row, key) packed into one 32- or 64-bit key, one device radix sort;
 //   64-bit keys left over: sort by key, then stably by row (two device radix sorts).
 // Bytes per element, one fp32 row: encode reads 4 and writes 8, CUB moves (4 + 4) * 2 per pass
-// (4 passes), decode reads 8 and writes 4 + 8: 84 bytes against the 16 a single pass would need.
+// (4 passes), decode reads 8 and writes 4 + 8: 96 bytes against the 16 a single pass would need.
+// One int32 row: positions written 4, CUB 64 (its first pass reads x, its last writes values),
+// positions widened to int64 indices 4 + 8: 80 bytes (CUB's own pair sort with 32-bit values: 64).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -87,6 +90,22 @@ __global__ void decode_kernel(const Key* __restrict__ keys, const Index* __restr
     const int64_t position = static_cast<int64_t>(positions[i]);
     values[i] = codec.decodes_exactly(key) ? codec.decode(key) : x[i - i % n + position];
     indices[i] = position;
+  }
+}
+
+// Direct path: positions[i] = i (n <= INT32_MAX).
+__global__ void iota_kernel(int64_t n, uint32_t* __restrict__ positions) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    positions[i] = static_cast<uint32_t>(i);
+  }
+}
+
+// Direct path: indices[i] = positions[i] widened to int64.
+__global__ void widen_kernel(const uint32_t* __restrict__ positions, int64_t n, int64_t* __restrict__ indices) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    indices[i] = static_cast<int64_t>(positions[i]);
   }
 }
 
@@ -201,6 +220,43 @@ void sort_keyed_by_row(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_
   GPUPRIM_LAUNCH_CHECK();
 }
 
+// One row of signed keys, straight to CUB (it orders signed integers itself): no encode or decode
+// pass, as CUB reads x and writes values directly (int32: 80 bytes per element instead of 96).
+template <typename Key, bool kDescending>
+void sort_signed_row(const Key* x, int64_t n, Key* values, int64_t* indices, Workspace& workspace,
+                     cudaStream_t stream) {
+  uint32_t* positions[2] = {allocate<uint32_t>(workspace, n), allocate<uint32_t>(workspace, n)};
+  const unsigned grid = grid_for(n);
+  iota_kernel<<<grid, kThreads, 0, stream>>>(n, positions[0]);
+  GPUPRIM_LAUNCH_CHECK();
+  radix_sort::sort_pairs_direct<Key, uint32_t, kDescending>(x, values, positions[0], positions[1], n,
+                                                            int(sizeof(Key) * 8), workspace, stream);
+  widen_kernel<<<grid, kThreads, 0, stream>>>(positions[1], n, indices);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
+// One row longer than a block tile. int32 keys, and int64 keys ascending (the CUB instantiation
+// gpuprim::sort_pairs has: descending would be one more), go straight to CUB while positions fit
+// 32 bits (Index is int32_t only then); every other row is encoded.
+template <typename Bits, typename Index>
+void sort_one_row(const Bits* x, KeyCodec<Bits> codec, int64_t n, Bits* values, int64_t* indices,
+                  Workspace& workspace, cudaStream_t stream) {
+  if constexpr (sizeof(Bits) >= 4 && std::is_same_v<Index, int32_t>) {
+    using Key = std::make_signed_t<Bits>;
+    const auto* keys = reinterpret_cast<const Key*>(x);
+    auto* sorted = reinterpret_cast<Key*>(values);
+    if (codec.kind == KeyKind::kSigned && !codec.descending) {
+      return sort_signed_row<Key, false>(keys, n, sorted, indices, workspace, stream);
+    }
+    if constexpr (sizeof(Bits) == 4) {
+      if (codec.kind == KeyKind::kSigned) {
+        return sort_signed_row<Key, true>(keys, n, sorted, indices, workspace, stream);
+      }
+    }
+  }
+  sort_keyed_by_row<Bits, Bits, Index>(x, codec, 1, n, values, indices, workspace, stream);
+}
+
 // Few long rows: each row sorted by its own device-wide radix sort, one after another.
 template <typename Bits, typename Index>
 void sort_row_by_row(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bits* values, int64_t* indices,
@@ -260,7 +316,7 @@ void sort_rows(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bit
       block_sort_rows<Bits, kBlockTileThreads, kBlockTileItems>(x, codec, rows, n, values, indices, stream);
     }
   } else if (rows == 1) {
-    sort_keyed_by_row<Bits, Bits, Index>(x, codec, rows, n, values, indices, workspace, stream);
+    sort_one_row<Bits, Index>(x, codec, n, values, indices, workspace, stream);
   } else if (n >= kLongRow && (rows <= kFewRows || kKeyBits == 64)) {
     sort_row_by_row<Bits, Index>(x, codec, rows, n, values, indices, workspace, stream);
   } else if (kKeyBits + row_bits <= 32) {

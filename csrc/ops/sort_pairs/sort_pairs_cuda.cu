@@ -1,8 +1,8 @@
-// CUB DeviceRadixSort::SortPairs (input and output buffers) for gpuprim::sort_pairs' direct path.
+// gpuprim::sort_pairs' direct path: picks the key and value widths of CUB's SortPairs (input and
+// output buffers), compiled once in common/radix_sort_direct_cuda.cu (gpuprim::sort shares it).
 // Signed keys go to CUB as they are (CUB orders them as signed); values travel as raw bits.
-#include "common/cuda_check.h"
 #include "ops/sort_pairs/sort_pairs_launch.h"
-#include "prim/cub.cuh"
+#include "prim/radix_sort.cuh"
 
 namespace gpuprim {
 namespace {
@@ -10,17 +10,9 @@ namespace {
 template <typename Key, typename Value>
 void sort_pairs_typed(const void* keys_in, void* keys_out, const void* values_in, void* values_out, int64_t n,
                       int end_bit, Workspace& workspace, cudaStream_t stream) {
-  const auto* k_in = static_cast<const Key*>(keys_in);
-  auto* k_out = static_cast<Key*>(keys_out);
-  const auto* v_in = static_cast<const Value*>(values_in);
-  auto* v_out = static_cast<Value*>(values_out);
-  const auto count = static_cast<int32_t>(n);  // 32-bit offsets inside CUB: its faster kernels
-  size_t temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(
-      cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, k_in, k_out, v_in, v_out, count, 0, end_bit, stream));
-  void* temp = workspace.allocate(temp_bytes);
-  GPUPRIM_CUDA_CHECK(
-      cub::DeviceRadixSort::SortPairs(temp, temp_bytes, k_in, k_out, v_in, v_out, count, 0, end_bit, stream));
+  radix_sort::sort_pairs_direct<Key, Value>(static_cast<const Key*>(keys_in), static_cast<Key*>(keys_out),
+                                            static_cast<const Value*>(values_in), static_cast<Value*>(values_out), n,
+                                            end_bit, workspace, stream);
 }
 
 template <typename Key>

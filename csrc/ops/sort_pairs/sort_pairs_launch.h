@@ -1,4 +1,4 @@
-// ATen-free interface between sort_pairs_cuda.cpp (glue) and sort_pairs_cuda.cu (CUB calls).
+// ATen-free interface between sort_pairs_cuda.cpp (glue) and sort_pairs_cuda.cu (the CUB call per width).
 #pragma once
 #include <cuda_runtime.h>
 #include <cstdint>
