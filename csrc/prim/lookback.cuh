@@ -16,12 +16,15 @@
 // A tile that sees no inclusive prefix in its window polls again rather than reaching further back
 // (which would need the newer values kept for the fold): predecessors only ever wait for earlier
 // tiles, so one of them publishes an inclusive prefix. Tiles must be claimed in increasing order
-// (an atomic counter) so that every tile waited for is running or done, whatever the scheduling.
+// (an atomic counter, claim_tile) so that every tile waited for is running or done, whatever the scheduling.
 #pragma once
 #include <cuda/atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#include "common/cuda_check.h"
+#include "common/workspace.h"
 
 namespace gpuprim {
 namespace lookback {
@@ -30,7 +33,7 @@ enum Status : uint32_t { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
 
 // A tile's status and value in one 64-bit word, so that one relaxed store publishes both and one
 // relaxed load reads both. 4-byte values take the low half; int64 values (element counts, which are
-// non-negative and below 2^62) the low 62 bits. The launcher zeroes the words (kInvalid).
+// non-negative and below 2^62) the low 62 bits. allocate_state zeroes the words (kInvalid).
 template <typename Value>
 struct TileStatus {
   static_assert(sizeof(Value) == 4 || std::is_same<Value, int64_t>::value, "4-byte values or int64 counts");
@@ -96,6 +99,39 @@ __device__ __forceinline__ Value exclusive_prefix(TileStatus<Value>* entries, in
 }
 
 constexpr int kGroupTiles = 32;
+
+__host__ __device__ __forceinline__ int64_t groups_for(int64_t tiles) {
+  return (tiles + kGroupTiles - 1) / kGroupTiles;
+}
+
+// The look-back's device state for `rows` rows of `tiles_per_row` tiles: row r's statuses start at
+// tiles + r * tiles_per_row and groups + r * groups_for(tiles_per_row); one counter for all rows.
+template <typename Value>
+struct State {
+  TileStatus<Value>* tiles;
+  TileStatus<Value>* groups;
+  unsigned long long* counter;  // the next tile to claim
+};
+
+// One workspace allocation, zeroed on `stream`: tile statuses, group statuses, then the counter (tiles
+// first: in row 0 a group's 32 tile words are then 256-byte aligned in the allocation).
+template <typename Value>
+State<Value> allocate_state(int64_t rows, int64_t tiles_per_row, Workspace& workspace, cudaStream_t stream) {
+  const int64_t tiles = rows * tiles_per_row, groups = rows * groups_for(tiles_per_row);
+  const size_t bytes = sizeof(TileStatus<Value>) * size_t(tiles + groups) + sizeof(unsigned long long);
+  auto* base = static_cast<TileStatus<Value>*>(workspace.allocate(bytes));
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(base, 0, bytes, stream));
+  return {base, base + tiles, reinterpret_cast<unsigned long long*>(base + tiles + groups)};
+}
+
+// Block-wide: thread 0 takes the next tile; every thread gets it through `slot` (shared memory), so a
+// barrier must come between two calls. Claim only when ready to load: a tile claimed ahead holds up the
+// later tiles of its group, which wait for its aggregate.
+__device__ __forceinline__ int64_t claim_tile(unsigned long long* counter, int64_t& slot) {
+  if (threadIdx.x == 0) slot = static_cast<int64_t>(atomicAdd(counter, 1ull));
+  __syncthreads();
+  return slot;
+}
 
 // Inclusive scan over the warp's lanes in a fixed order (Hillis-Steele): lane q's result depends only
 // on lanes 0..q.

@@ -268,14 +268,10 @@ __global__ void __launch_bounds__(kThreads) single_pass_scan_kernel(
   __shared__ int64_t claimed;
   __shared__ Acc tile_prefix;
   const int64_t total = rows * tiles_per_row;
-  const int64_t groups_per_row = (tiles_per_row + lookback::kGroupTiles - 1) / lookback::kGroupTiles;
+  const int64_t groups_per_row = lookback::groups_for(tiles_per_row);
   for (;;) {
-    // Claimed when the block is ready to load it: a tile claimed ahead (while the block still works on
-    // another) holds up the later tiles of its group, which wait for its aggregate (H200: 256M fp32,
-    // 256 x 16 items, 0.92 -> 1.29 ms when the claim was made one tile ahead).
-    if (threadIdx.x == 0) claimed = static_cast<int64_t>(atomicAdd(tile_counter, 1ull));
-    __syncthreads();
-    const int64_t t = claimed;
+    // Claimed when ready to load (H200: 256M fp32, 256 x 16 items, 0.92 -> 1.29 ms when claimed one tile ahead).
+    const int64_t t = lookback::claim_tile(tile_counter, claimed);
     if (t >= total) return;
     const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
     scan_tile<kThreads, kItems>(in + row * n, out + row * n, n, tile * SinglePassTile<kThreads, kItems>::kSize,
@@ -329,18 +325,11 @@ void single_pass_launch(const In* in, Out* out, int64_t rows, int64_t n, bool ex
                         Workspace& workspace, cudaStream_t stream) {
   const int64_t tiles_per_row = (n + SinglePassTile<kThreads, kItems>::kSize - 1) / SinglePassTile<kThreads, kItems>::kSize;
   const int64_t total_tiles = rows * tiles_per_row;
-  const int64_t total_groups = rows * ((tiles_per_row + lookback::kGroupTiles - 1) / lookback::kGroupTiles);
-  const size_t state_bytes =
-      sizeof(lookback::TileStatus<Acc>) * size_t(total_tiles + total_groups) + sizeof(unsigned long long);
-  auto* state = static_cast<unsigned char*>(workspace.allocate(state_bytes));
-  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(state, 0, state_bytes, stream));
-  auto* tile_status = reinterpret_cast<lookback::TileStatus<Acc>*>(state);
-  auto* group_status = tile_status + total_tiles;
-  auto* counter = reinterpret_cast<unsigned long long*>(group_status + total_groups);
+  const auto state = lookback::allocate_state<Acc>(rows, tiles_per_row, workspace, stream);
   auto kernel = reverse ? single_pass_scan_kernel<kThreads, kItems, kSlots, true, In, Acc, Out>
                         : single_pass_scan_kernel<kThreads, kItems, kSlots, false, In, Acc, Out>;
-  kernel<<<grid_for(total_tiles, 1), kThreads, 0, stream>>>(in, out, rows, n, tiles_per_row, exclusive, tile_status,
-                                                            group_status, counter);
+  kernel<<<grid_for(total_tiles, 1), kThreads, 0, stream>>>(in, out, rows, n, tiles_per_row, exclusive, state.tiles,
+                                                            state.groups, state.counter);
   GPUPRIM_LAUNCH_CHECK();
 }
 

@@ -73,11 +73,7 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t num_tiles = (n + kTileItems - 1) / kTileItems;
   for (;;) {
-    // Claimed when the block is ready to load it: a tile claimed ahead would hold up the later tiles
-    // of its group, which wait for its count (see prim/scan.cuh's single pass).
-    if (threadIdx.x == 0) s_tile = static_cast<int64_t>(atomicAdd(next_tile, 1ull));
-    __syncthreads();
-    const int64_t tile = s_tile;  // block-uniform: every barrier below is reached by all threads
+    const int64_t tile = lookback::claim_tile(next_tile, s_tile);  // block-uniform: all threads reach every barrier
     if (tile >= num_tiles) return;
     const int64_t tile_base = tile * kTileItems;
     const int tile_items = int(std::min<int64_t>(kTileItems, n - tile_base));  // < kTileItems in the last tile only
@@ -184,14 +180,7 @@ template <typename Word, bool kVector>
 void launch(const void* x, const bool* flags, int64_t n, void* out, int64_t* count, Workspace& workspace,
             cudaStream_t stream) {
   const int64_t num_tiles = (n + kTileItems - 1) / kTileItems;
-  // One zeroed block of state: the tile counter, then the tile and group statuses (kInvalid = 0).
-  const int64_t num_groups = (num_tiles + lookback::kGroupTiles - 1) / lookback::kGroupTiles;
-  const size_t state_bytes = sizeof(unsigned long long) + size_t(num_tiles + num_groups) * sizeof(TileStatus);
-  void* state = workspace.allocate(state_bytes);
-  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(state, 0, state_bytes, stream));
-  auto* next_tile = static_cast<unsigned long long*>(state);
-  auto* tiles = reinterpret_cast<TileStatus*>(next_tile + 1);
-  auto* groups = tiles + num_tiles;
+  const auto state = lookback::allocate_state<int64_t>(1, num_tiles, workspace, stream);
 
   // Persistent grid of the blocks that fit at once (occupancy, not threads per SM: the kernel needs
   // 64-128 registers); a block beyond those would only start once the tiles run out.
@@ -201,7 +190,7 @@ void launch(const void* x, const bool* flags, int64_t n, void* out, int64_t* cou
   const int64_t resident = int64_t(current_device_info().sm_count) * std::max(1, blocks_per_sm);
   const unsigned grid = static_cast<unsigned>(std::min(num_tiles, resident));
   kernel<<<grid, kThreads, 0, stream>>>(static_cast<const Word*>(x), reinterpret_cast<const uint8_t*>(flags), n,
-                                        static_cast<Word*>(out), count, tiles, groups, next_tile);
+                                        static_cast<Word*>(out), count, state.tiles, state.groups, state.counter);
   GPUPRIM_LAUNCH_CHECK();
 }
 
