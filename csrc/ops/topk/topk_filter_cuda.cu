@@ -8,18 +8,20 @@
 // bound. At the end a bitonic sort of the k gives the final order. Every dropped candidate is
 // beaten by k kept ones: the result is exact.
 //
-// Few rows (less than one per resident block): an exact histogram pre-pass bounds each row's
-// admitted keys (see row_histogram_kernel); each row is cut into chunks, one block each, that
-// write their best k candidates to a workspace; the next launch filters those the same way (a
-// candidate carries its position), until one block per row remains. Workspace: rows x chunks x k
-// candidates, chunks <= resident blocks / rows, so O(rows x k + resident blocks x k), plus 2048
-// counters per row.
-// One block per row with k >= 256 takes the same histogram pre-pass: from a running bound the
-// buffer would fill and be cut to k many times per row.
+// Few rows (less than one per resident block): each row is cut into chunks, one block each, that
+// write their best k candidates to a workspace. When a row's chunks * k candidates are few (decode
+// shapes), the row's last block to finish merges them in the same launch; otherwise an exact
+// histogram pre-pass bounds each row's admitted keys (see row_histogram_kernel), and the next
+// launch filters the candidates the same way (a candidate carries its position), until one block
+// per row remains. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
+// O(rows x k + resident blocks x k), plus 2048 counters per row.
+// One block per row with k >= 256 counts its row's histogram itself first (in shared memory, then
+// reads the row again): from a running bound the buffer would fill and be cut to k many times.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
 #include <algorithm>
 #include <cstdint>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "common/cuda_check.h"
@@ -40,6 +42,7 @@ constexpr int kBufferCapacity = 4096;  // candidates in shared memory; a power o
 static_assert(kBufferCapacity >= kFilterMaxK + kTileElements, "a tile must fit after a compaction");
 constexpr int kRadixBins = 256, kRadixBits = 8;  // keep_best's digits
 constexpr int64_t kMinChunk = 2 * kTileElements;  // and >= 8 k: a chunk must do more than sort
+constexpr int64_t kMergeMax = 8192;  // candidates a row's last block merges itself (as many as a chunk's elements)
 
 // Positions are < 2^32 - 1 (filter_topk_applies), so every candidate is > 0: 0 pads the buffer.
 template <typename Key>
@@ -63,17 +66,25 @@ struct CandidateInput {
   __device__ __forceinline__ Candidate operator()(Candidate c, int64_t) const { return c; }
 };
 
+constexpr int kHistogramBits = 11, kHistogramBins = 1 << kHistogramBits;  // the pre-pass (below)
+
 struct FilterShared {
   Candidate buffer[kBufferCapacity];
-  Candidate kept[kFilterMaxK];  // keep_best's output before it moves back to the buffer's front
+  union alignas(16) {
+    Candidate kept[kFilterMaxK];  // keep_best's output before it moves back to the buffer's front
+    unsigned bins[kHistogramBins];  // one block per row: the row's histogram, before keep_best runs
+  };
+  unsigned long long warp_totals[kThreads / kWarp];  // bin_threshold's suffix sums
   int histogram[kRadixBins];
   // Appends of tile t count in added[t % 3]: read by all after the tile's barrier and reset by
   // thread 0 two tiles later, after a barrier that every reader passed (no barrier of its own).
   int added[3];
   Candidate bound;  // keep_best: the prefix chosen so far, then the lowest kept candidate's bound
   int remaining, bin_count;
+  int last_of_row;  // this block finished its row's last chunk (filter_topk_kernel)
   Candidate or_all, and_all;
 };
+static_assert(sizeof(Candidate) * kFilterMaxK == sizeof(unsigned) * kHistogramBins, "bins overlay kept exactly");
 
 // Appends c (when want) to `to` after `count` (one shared atomic per warp, on *added).
 __device__ __forceinline__ void offer(Candidate* to, int* added, int count, Candidate c, bool want) {
@@ -303,53 +314,60 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
   return count;
 }
 
-// ---- Histogram pre-pass (few rows): the row's keys counted by their top kHistogramBits bits
-// (exact integer counts) give, before the filter reads the row, the highest bin b such that bins
-// >= b hold at least k keys: every key below bin b is beaten by k others, so the filter admits
-// only bins >= b — on typical data a few hundred keys per row instead of k per chunk.
-constexpr int kHistogramBits = 11, kHistogramBins = 1 << kHistogramBits;
+// ---- Histogram pre-pass: the row's keys counted by their top kHistogramBits bits (exact integer
+// counts) give, before the filter reads the row, the highest bin b such that bins >= b hold at
+// least k keys: every key below bin b is beaten by k others, so the filter admits only bins >= b —
+// on typical data a few hundred keys per row instead of k per chunk. Few rows: a kernel of its own
+// adds each chunk's counts to the row's (global atomics); one block per row: the block counts its
+// row in shared memory first (no launch, no global counts), then reads it again, mostly from L2.
 constexpr int64_t kHistogramMinK = 256;  // one block per row: k from which the pre-pass pays (see filter_topk_typed)
+
+// Adds the bins of positions [begin, end) of `in` to `histogram` (shared memory). Plain loads: the
+// filter reads the same bytes next, and may still find them in L2.
+template <typename Bits>
+__device__ void count_bins(unsigned* histogram, const Bits* __restrict__ in, int64_t begin, int64_t end,
+                           KeyCodec<Bits> codec) {
+  constexpr int kShift = int(sizeof(Bits)) * 8 - kHistogramBits;
+  constexpr int kVector = 16 / int(sizeof(Bits));
+  const auto address = reinterpret_cast<uintptr_t>(in + begin);
+  const int64_t head = std::min<int64_t>(int64_t((16 - (address & 15)) & 15) / int64_t(sizeof(Bits)), end - begin);
+  const int64_t vectors = (end - begin - head) / kVector;
+  const int64_t body_end = begin + head + vectors * kVector;
+  const uint4* body = reinterpret_cast<const uint4*>(in + begin + head);
+  constexpr int kInFlight = 4;  // loads per thread before counting (a short chunk is latency-bound)
+  for (int64_t first = threadIdx.x; first < vectors; first += int64_t(kInFlight) * kThreads) {
+    uint4 loaded[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int64_t v = first + int64_t(u) * kThreads;
+      loaded[u] = v < vectors ? body[v] : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      if (first + int64_t(u) * kThreads >= vectors) break;
+      const Bits* elements = reinterpret_cast<const Bits*>(&loaded[u]);
+#pragma unroll
+      for (int e = 0; e < kVector; ++e) atomicAdd(&histogram[codec.encode(elements[e]) >> kShift], 1u);
+    }
+  }
+  const int64_t loose = head + (end - body_end);
+  if (int64_t(threadIdx.x) < loose) {
+    const int64_t position = int64_t(threadIdx.x) < head ? begin + threadIdx.x : body_end + (threadIdx.x - head);
+    atomicAdd(&histogram[codec.encode(in[position]) >> kShift], 1u);
+  }
+}
 
 template <typename Bits>
 __global__ void __launch_bounds__(kThreads)
     row_histogram_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, int64_t chunks, int64_t chunk_length,
                          KeyCodec<Bits> codec, unsigned* __restrict__ row_histograms) {
-  constexpr int kShift = int(sizeof(Bits)) * 8 - kHistogramBits;
-  constexpr int kVector = 16 / int(sizeof(Bits));
   __shared__ unsigned histogram[kHistogramBins];
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
     const int64_t row = item / chunks, chunk = item % chunks;
     const int64_t begin = chunk * chunk_length;
-    const int64_t end = std::min(n, begin + chunk_length);
-    const Bits* in = x + row * n;
     for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) histogram[b] = 0;
     __syncthreads();
-    const auto address = reinterpret_cast<uintptr_t>(in + begin);
-    const int64_t head = std::min<int64_t>(int64_t((16 - (address & 15)) & 15) / int64_t(sizeof(Bits)), end - begin);
-    const int64_t vectors = (end - begin - head) / kVector;
-    const int64_t body_end = begin + head + vectors * kVector;
-    const uint4* body = reinterpret_cast<const uint4*>(in + begin + head);
-    constexpr int kInFlight = 4;  // loads per thread before counting (a short chunk is latency-bound)
-    for (int64_t first = threadIdx.x; first < vectors; first += int64_t(kInFlight) * kThreads) {
-      uint4 loaded[kInFlight];
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) {
-        const int64_t v = first + int64_t(u) * kThreads;
-        loaded[u] = v < vectors ? __ldcs(body + v) : make_uint4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) {
-        if (first + int64_t(u) * kThreads >= vectors) break;
-        const Bits* elements = reinterpret_cast<const Bits*>(&loaded[u]);
-#pragma unroll
-        for (int e = 0; e < kVector; ++e) atomicAdd(&histogram[codec.encode(elements[e]) >> kShift], 1u);
-      }
-    }
-    const int64_t loose = head + (end - body_end);
-    if (int64_t(threadIdx.x) < loose) {
-      const int64_t position = int64_t(threadIdx.x) < head ? begin + threadIdx.x : body_end + (threadIdx.x - head);
-      atomicAdd(&histogram[codec.encode(in[position]) >> kShift], 1u);
-    }
+    count_bins(histogram, x + row * n, begin, std::min(n, begin + chunk_length), codec);
     __syncthreads();
     for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) {
       if (histogram[b] != 0) atomicAdd(&row_histograms[row * kHistogramBins + b], histogram[b]);  // exact
@@ -358,34 +376,48 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The admission threshold from a row's histogram (see above); every thread returns the same.
+// The admission threshold from a row's histogram (global or shared memory, 16-byte aligned; see
+// above). Every thread reads kPerThread bins at once (one memory round trip, not a lane walking
+// the bins one load after another); a block-wide suffix sum names the thread whose bins hold the
+// k-th best key. Every thread returns the same.
 template <typename Bits>
-__device__ Candidate bin_threshold(FilterShared& s, const unsigned* __restrict__ histogram, int k) {
+__device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, int k) {
   constexpr int kShift = int(sizeof(Bits)) * 8 - kHistogramBits;
-  constexpr int kPerLane = kHistogramBins / kWarp;
-  if (threadIdx.x < kWarp) {  // warp 0: lane l sums bins [l * kPerLane, (l + 1) * kPerLane)
-    const int lane = int(threadIdx.x);
-    unsigned long long lane_total = 0;
-    for (int j = 0; j < kPerLane; ++j) lane_total += histogram[lane * kPerLane + j];
-    unsigned long long running = lane_total;  // inclusive suffix sum: higher lanes hold higher bins
-    for (int offset = 1; offset < kWarp; offset *= 2) {
-      const unsigned long long other = __shfl_down_sync(kFullMask, running, offset);
-      if (lane + offset < kWarp) running += other;
-    }
-    const unsigned long long above = running - lane_total;
-    if (above < static_cast<unsigned long long>(k) && static_cast<unsigned long long>(k) <= running) {
-      unsigned long long taken = above;
-      int bin = lane * kPerLane;
-      for (int j = kPerLane - 1; j >= 0; --j) {
-        taken += histogram[lane * kPerLane + j];
-        if (taken >= static_cast<unsigned long long>(k)) {
-          bin = lane * kPerLane + j;
-          break;
-        }
+  constexpr int kPerThread = kHistogramBins / kThreads;
+  static_assert(kPerThread % 4 == 0, "whole 16-byte loads");
+  const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
+  unsigned counts[kPerThread];  // bins [threadIdx.x * kPerThread, ...): higher threads hold higher bins
+#pragma unroll
+  for (int j = 0; j < kPerThread; j += 4) {
+    const uint4 four = reinterpret_cast<const uint4*>(histogram + threadIdx.x * kPerThread)[j / 4];
+    counts[j] = four.x, counts[j + 1] = four.y, counts[j + 2] = four.z, counts[j + 3] = four.w;
+  }
+  unsigned long long total = 0;
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) total += counts[j];
+  unsigned long long running = total;  // inclusive suffix sum over the warp's lanes
+  for (int offset = 1; offset < kWarp; offset *= 2) {
+    const unsigned long long other = __shfl_down_sync(kFullMask, running, offset);
+    if (lane + offset < kWarp) running += other;
+  }
+  if (lane == 0) s.warp_totals[warp] = running;
+  __syncthreads();
+  unsigned long long above = running - total;  // keys in higher bins
+  for (int w = warp + 1; w < kThreads / kWarp; ++w) above += s.warp_totals[w];
+  const auto wanted = static_cast<unsigned long long>(k);
+  if (above < wanted && wanted <= above + total) {  // exactly one thread: the counts add up to n >= k
+    unsigned long long taken = above;
+    int bin = int(threadIdx.x) * kPerThread;
+#pragma unroll
+    for (int j = kPerThread - 1; j >= 0; --j) {
+      taken += counts[j];
+      if (taken >= wanted) {
+        bin = int(threadIdx.x) * kPerThread + j;
+        break;
       }
-      // Candidates of keys in bins >= bin are >= (bin << kShift) << 32: admit c > that - 1.
-      s.bound = bin == 0 ? 0 : (Candidate(unsigned(bin) << kShift) << 32) - 1;
     }
+    // Candidates of keys in bins >= bin are >= (bin << kShift) << 32: admit c > that - 1.
+    s.bound = bin == 0 ? 0 : (Candidate(unsigned(bin) << kShift) << 32) - 1;
   }
   __syncthreads();
   const Candidate threshold = s.bound;
@@ -393,33 +425,104 @@ __device__ Candidate bin_threshold(FilterShared& s, const unsigned* __restrict__
   return threshold;
 }
 
+// Where a block's admission threshold starts (see the pre-pass above).
+enum class Admit : int { kAll, kRowHistograms, kOwnHistogram };
+
+// Leaves the best k of from[0, length) (candidates other blocks of this launch wrote: read through
+// L2, never from a stale L1 line; 0s are padding) sorted at the buffer's front; returns how many. A
+// plain loop, not filter_range's pipeline: few candidates, and filter_range inlined a second time
+// into the kernel made it spill.
+__device__ int merge_candidates(FilterShared& s, const Candidate* __restrict__ from, int length, int k) {
+  constexpr int kLoads = 4, kStep = kLoads * kThreads;
+  static_assert(kBufferCapacity >= kFilterMaxK + kStep, "a step must fit after a compaction");
+  int count = 0;
+  Candidate threshold = 0;  // admit c > threshold
+  for (int base = 0; base < length; base += kStep) {  // uniform
+    if (threadIdx.x == 0) s.added[0] = 0;
+    __syncthreads();
+    Candidate c[kLoads];
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      const int i = base + j * kThreads + int(threadIdx.x);
+      c[j] = i < length ? __ldcg(from + i) : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) offer(s.buffer, &s.added[0], count, c[j], c[j] > threshold);
+    __syncthreads();
+    count += s.added[0];
+    if (count > kBufferCapacity - kStep) {  // uniform
+      const Candidate bound = keep_best(s, count, k);
+      count = k;
+      threshold = std::max(threshold, bound > 0 ? bound - 1 : 0);
+    }
+  }
+  if (count > k) {
+    keep_best(s, count, k);
+    count = k;
+  }
+  sort_buffer(s, count);
+  return count;
+}
+
+// The row's top k (the buffer's first `kept`, sorted) to values / indices: positions are those of
+// x's rows of n; values decoded from the keys, or read from x where the key loses bits (zeros, NaNs).
+template <typename Bits>
+__device__ void write_top(const FilterShared& s, int kept, int64_t row, int k, const Bits* __restrict__ x, int64_t n,
+                          KeyCodec<Bits> codec, Bits* __restrict__ values, int64_t* __restrict__ indices) {
+  for (int i = int(threadIdx.x); i < kept; i += kThreads) {  // kept == k: the row has >= k elements
+    const Candidate c = s.buffer[i];
+    const int64_t position = candidate_position(c);
+    const auto key = static_cast<Bits>(c >> 32);
+    values[row * k + i] = codec.decodes_exactly(key) ? codec.decode(key) : x[row * n + position];
+    indices[row * k + i] = position;
+  }
+}
+
 // One block per (row, chunk) item: chunk c of a row covers [c * chunk_length, ...) of its
 // row_length elements. With `candidates` set, an item writes its best k (0-padded) to
-// candidates[item * k ...]; otherwise (one chunk per row) the row's top k to values / indices,
-// reading the values from x (positions are those of x's rows of n).
-template <typename Bits, typename Input>
+// candidates[item * k ...], and with `chunks_done` too, the row's last block to get there filters
+// the row's chunks * k candidates to its top k (one launch instead of one per level: few rows of
+// small k; kMergeRows: a kernel of its own, as the merge's inlined selection and sort make it spill
+// registers); otherwise (one chunk per row) it writes the row's top k (write_top).
+template <typename Bits, typename Input, bool kMergeRows = false>
 __global__ void __launch_bounds__(kThreads, 4)
     filter_topk_kernel(Input input, const typename Input::Element* __restrict__ in, int64_t rows, int64_t row_length,
-                       int64_t chunks, int64_t chunk_length, int k, const unsigned* __restrict__ row_histograms,
-                       Candidate* __restrict__ candidates, const Bits* __restrict__ x, int64_t n,
-                       Bits* __restrict__ values, int64_t* __restrict__ indices) {
+                       int64_t chunks, int64_t chunk_length, int k, Admit admit,
+                       const unsigned* __restrict__ row_histograms, Candidate* __restrict__ candidates,
+                       unsigned* __restrict__ chunks_done, const Bits* __restrict__ x, int64_t n,
+                       KeyCodec<Bits> codec, Bits* __restrict__ values, int64_t* __restrict__ indices) {
   __shared__ FilterShared s;
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
     const int64_t row = item / chunks, chunk = item % chunks;
     const int64_t begin = chunk * chunk_length;
     const int64_t end = std::min(row_length, begin + chunk_length);
     Candidate initial_threshold = 0;
-    if (row_histograms != nullptr) {
+    if (admit == Admit::kRowHistograms) {
       initial_threshold = bin_threshold<Bits>(s, row_histograms + row * kHistogramBins, k);
+    } else if (admit == Admit::kOwnHistogram) {  // one chunk per row
+      if constexpr (std::is_same_v<Input, RawInput<Bits>>) {
+        for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) s.bins[b] = 0;
+        __syncthreads();
+        count_bins(s.bins, x + row * n, 0, n, codec);
+        __syncthreads();
+        initial_threshold = bin_threshold<Bits>(s, s.bins, k);
+      }
     }
     const int kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold);
-    if (candidates != nullptr) {
-      for (int i = int(threadIdx.x); i < k; i += kThreads) candidates[item * k + i] = i < kept ? s.buffer[i] : 0;
+    if (candidates == nullptr) {
+      write_top(s, kept, row, k, x, n, codec, values, indices);
     } else {
-      for (int i = int(threadIdx.x); i < kept; i += kThreads) {  // kept == k: the row has >= k elements
-        const int64_t position = candidate_position(s.buffer[i]);
-        values[row * k + i] = x[row * n + position];
-        indices[row * k + i] = position;
+      for (int i = int(threadIdx.x); i < k; i += kThreads) candidates[item * k + i] = i < kept ? s.buffer[i] : 0;
+      if constexpr (kMergeRows) {
+        __threadfence();  // the candidates are visible to every block before the count says so
+        __syncthreads();
+        if (threadIdx.x == 0) s.last_of_row = atomicAdd(chunks_done + row, 1u) == unsigned(chunks - 1);
+        __syncthreads();
+        if (s.last_of_row) {  // every chunk of the row is written
+          __threadfence();  // and read only after the count was seen
+          const int merged = merge_candidates(s, candidates + row * chunks * k, int(chunks * k), k);
+          write_top(s, merged, row, k, x, n, codec, values, indices);
+        }
       }
     }
     __syncthreads();  // the buffer is reused
@@ -443,11 +546,17 @@ unsigned grid_of(int64_t items, int64_t resident_blocks) {
 
 template <typename Bits, typename Input>
 void launch_level(Input input, const typename Input::Element* in, int64_t rows, int64_t row_length, int64_t chunks,
-                  int64_t chunk_length, int64_t k, const unsigned* row_histograms, Candidate* candidates,
-                  const Bits* x, int64_t n, Bits* values, int64_t* indices, int64_t resident_blocks,
-                  cudaStream_t stream) {
-  filter_topk_kernel<Bits, Input><<<grid_of(rows * chunks, resident_blocks), kThreads, 0, stream>>>(
-      input, in, rows, row_length, chunks, chunk_length, int(k), row_histograms, candidates, x, n, values, indices);
+                  int64_t chunk_length, int64_t k, Admit admit, const unsigned* row_histograms,
+                  Candidate* candidates, unsigned* chunks_done, const Bits* x, int64_t n, KeyCodec<Bits> codec,
+                  Bits* values, int64_t* indices, int64_t resident_blocks, cudaStream_t stream) {
+  auto* kernel = filter_topk_kernel<Bits, Input>;
+  if constexpr (std::is_same_v<Input, RawInput<Bits>>) {  // chunks_done: level 0 only
+    if (chunks_done != nullptr) kernel = filter_topk_kernel<Bits, Input, true>;
+  }
+  kernel<<<grid_of(rows * chunks, resident_blocks), kThreads, 0, stream>>>(input, in, rows, row_length, chunks,
+                                                                           chunk_length, int(k), admit, row_histograms,
+                                                                           candidates, chunks_done, x, n, codec, values,
+                                                                           indices);
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -463,52 +572,51 @@ int64_t resident_blocks() {
   return int64_t(per_sm) * current_device_info().sm_count;
 }
 
-// Exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold.
-template <typename Bits>
-unsigned* row_histograms_of(const Bits* x, int64_t rows, int64_t n, int64_t chunks, int64_t chunk_length,
-                            KeyCodec<Bits> codec, int64_t resident, Workspace& workspace, cudaStream_t stream) {
-  const size_t histogram_bytes = size_t(rows) * kHistogramBins * sizeof(unsigned);
-  auto* row_histograms = static_cast<unsigned*>(workspace.allocate(histogram_bytes));
-  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_histograms, 0, histogram_bytes, stream));
-  row_histogram_kernel<Bits><<<grid_of(rows * chunks, resident), kThreads, 0, stream>>>(x, rows, n, chunks,
-                                                                                       chunk_length, codec,
-                                                                                       row_histograms);
-  GPUPRIM_LAUNCH_CHECK();
-  return row_histograms;
-}
-
 template <typename Bits>
 void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
                        int64_t* indices, Workspace& workspace, cudaStream_t stream) {
   const int64_t resident = resident_blocks<Bits>();
   auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
   if (chunks == 1) {
-    // Large k: from a running bound the buffer fills and is cut to k many times per row; one more read of the
-    // row (a histogram, 2048 counts a row: <= 32 bytes per k here) bounds it from the start instead.
-    const unsigned* row_histograms =
-        k >= kHistogramMinK ? row_histograms_of(x, rows, n, 1, n, codec, resident, workspace, stream) : nullptr;
-    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, row_histograms, nullptr, x, n, values, indices,
-                       resident, stream);
+    // Large k: from a running bound the buffer fills and is cut to k many times per row; the block's own
+    // histogram of the row (one more read, mostly from L2) bounds it from the start instead.
+    const Admit admit = k >= kHistogramMinK ? Admit::kOwnHistogram : Admit::kAll;
+    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, admit, nullptr, nullptr, nullptr, x, n, codec,
+                       values, indices, resident, stream);
     return;
   }
-  // The histogram pre-pass (one more read of the rows, exact integer counts), level 0 over the
-  // rows, then levels over the candidates until one chunk per row is left.
-  const unsigned* row_histograms = row_histograms_of(x, rows, n, chunks, chunk_length, codec, resident, workspace,
-                                                     stream);
+  // Few rows. When a row's chunks * k candidates are few, its last chunk's block merges them (one
+  // launch); else the levels below do. The histogram pre-pass (one more read of the rows, exact
+  // integer counts) pays for large k, and whenever levels follow: it keeps the candidates few.
+  const bool merge_in_level0 = chunks * k <= kMergeMax;
+  const bool prepass = !merge_in_level0 || k >= kHistogramMinK;
+  const int64_t counters = (prepass ? rows * kHistogramBins : 0) + (merge_in_level0 ? rows : 0);
+  auto* zeroed = static_cast<unsigned*>(workspace.allocate(size_t(counters) * sizeof(unsigned)));
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(zeroed, 0, size_t(counters) * sizeof(unsigned), stream));
+  unsigned* row_histograms = prepass ? zeroed : nullptr;  // 16-byte aligned (bin_threshold): first
+  unsigned* chunks_done = merge_in_level0 ? zeroed + (prepass ? rows * kHistogramBins : 0) : nullptr;
+  if (prepass) {  // exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold
+    row_histogram_kernel<Bits><<<grid_of(rows * chunks, resident), kThreads, 0, stream>>>(x, rows, n, chunks,
+                                                                                         chunk_length, codec,
+                                                                                         row_histograms);
+    GPUPRIM_LAUNCH_CHECK();
+  }
   auto* candidates = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-  launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k, row_histograms, candidates, x, n,
-                     values, indices, resident, stream);
+  launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k,
+                     prepass ? Admit::kRowHistograms : Admit::kAll, row_histograms, candidates, chunks_done, x, n,
+                     codec, values, indices, resident, stream);
+  if (merge_in_level0) return;
   int64_t length = chunks * k;
   for (;;) {
     std::tie(chunks, chunk_length) = plan_chunks(rows, length, k, resident);
     if (chunks == 1) {
-      launch_level<Bits>(CandidateInput{}, candidates, rows, length, 1, length, k, nullptr, nullptr, x, n, values,
-                         indices, resident, stream);
+      launch_level<Bits>(CandidateInput{}, candidates, rows, length, 1, length, k, Admit::kAll, nullptr, nullptr,
+                         nullptr, x, n, codec, values, indices, resident, stream);
       return;
     }
     auto* next = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-    launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, nullptr, next, x, n,
-                       values, indices, resident, stream);
+    launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, Admit::kAll, nullptr,
+                       next, nullptr, x, n, codec, values, indices, resident, stream);
     candidates = next;
     length = chunks * k;
   }
