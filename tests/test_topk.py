@@ -400,6 +400,25 @@ def test_no_sync_and_graph_capture():
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(x, 50))
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(x[:, :100], 8))  # warp path
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(x, 3000))  # sorted after selection
+    few = torch.randn(2, 300_000, device="cuda")  # few rows: counters zeroed on the stream, merged in the launch
+    check_no_sync_and_graph_capture(lambda: gpuprim.topk(few, 50))
+    check_no_sync_and_graph_capture(lambda: gpuprim.topk(few[:1], 100))  # pre-pass, then a merging level
+    # Replayed twice: the merge counters start from zero on every replay (zeroed inside the graph).
+    expected = gpuprim.topk(few, 50)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        gpuprim.topk(few, 50)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = gpuprim.topk(few, 50)
+    for _ in range(2):
+        captured[0].zero_()  # so that a replay that skipped the merge could not pass
+        captured[1].fill_(-1)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(captured[0], expected[0]) and torch.equal(captured[1], expected[1])
 
 
 @pytest.mark.gpu
