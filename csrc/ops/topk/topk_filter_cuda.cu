@@ -12,8 +12,8 @@
 // write their best k candidates to a workspace. When a row's chunks * k candidates are few (decode
 // shapes), the row's last block to finish merges them in the same launch; otherwise an exact
 // histogram pre-pass bounds each row's admitted keys (see row_histogram_kernel), and the next
-// launch filters the candidates the same way (a candidate carries its position), until a level's
-// candidates are few enough for its last block per row to merge them. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
+// launch filters the candidates the same way (a candidate carries its position), until one block
+// per row remains. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
 // O(rows x k + resident blocks x k), plus 2048 counters per row.
 // One block per row with k >= 256 counts its row's histogram itself first (in shared memory, then
 // reads the row again): from a running bound the buffer would fill and be cut to k many times.
@@ -508,12 +508,7 @@ __global__ void __launch_bounds__(kThreads, 4)
         initial_threshold = bin_threshold<Bits>(s, s.bins, k);
       }
     }
-    int kept = 0;
-    if constexpr (kMergeRows && std::is_same_v<Input, CandidateInput>) {  // one selection inlined, not two
-      kept = merge_candidates(s, in + row * row_length + begin, int(end - begin), k);
-    } else {
-      kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold);
-    }
+    const int kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold);
     if (candidates == nullptr) {
       write_top(s, kept, row, k, x, n, codec, values, indices);
     } else {
@@ -554,7 +549,10 @@ void launch_level(Input input, const typename Input::Element* in, int64_t rows, 
                   int64_t chunk_length, int64_t k, Admit admit, const unsigned* row_histograms,
                   Candidate* candidates, unsigned* chunks_done, const Bits* x, int64_t n, KeyCodec<Bits> codec,
                   Bits* values, int64_t* indices, int64_t resident_blocks, cudaStream_t stream) {
-  auto* kernel = chunks_done != nullptr ? filter_topk_kernel<Bits, Input, true> : filter_topk_kernel<Bits, Input>;
+  auto* kernel = filter_topk_kernel<Bits, Input>;
+  if constexpr (std::is_same_v<Input, RawInput<Bits>>) {  // chunks_done: level 0 only
+    if (chunks_done != nullptr) kernel = filter_topk_kernel<Bits, Input, true>;
+  }
   kernel<<<grid_of(rows * chunks, resident_blocks), kThreads, 0, stream>>>(input, in, rows, row_length, chunks,
                                                                            chunk_length, int(k), admit, row_histograms,
                                                                            candidates, chunks_done, x, n, codec, values,
@@ -588,16 +586,15 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
     return;
   }
   // Few rows. When a row's chunks * k candidates are few, its last chunk's block merges them (one
-  // launch); else levels over the candidates follow, the first with few enough merging the same way.
-  // The histogram pre-pass (one more read of the rows, exact integer counts) pays for large k, and
-  // whenever levels follow: it keeps the candidates few.
+  // launch); else the levels below do. The histogram pre-pass (one more read of the rows, exact
+  // integer counts) pays for large k, and whenever levels follow: it keeps the candidates few.
   const bool merge_in_level0 = chunks * k <= kMergeMax;
   const bool prepass = !merge_in_level0 || k >= kHistogramMinK;
-  const int64_t counters = (prepass ? rows * kHistogramBins : 0) + rows;  // + the merging level's counts
+  const int64_t counters = (prepass ? rows * kHistogramBins : 0) + (merge_in_level0 ? rows : 0);
   auto* zeroed = static_cast<unsigned*>(workspace.allocate(size_t(counters) * sizeof(unsigned)));
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(zeroed, 0, size_t(counters) * sizeof(unsigned), stream));
   unsigned* row_histograms = prepass ? zeroed : nullptr;  // 16-byte aligned (bin_threshold): first
-  unsigned* chunks_done = zeroed + (prepass ? rows * kHistogramBins : 0);
+  unsigned* chunks_done = merge_in_level0 ? zeroed + (prepass ? rows * kHistogramBins : 0) : nullptr;
   if (prepass) {  // exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold
     row_histogram_kernel<Bits><<<grid_of(rows * chunks, resident), kThreads, 0, stream>>>(x, rows, n, chunks,
                                                                                          chunk_length, codec,
@@ -606,8 +603,7 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   }
   auto* candidates = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
   launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k,
-                     prepass ? Admit::kRowHistograms : Admit::kAll, row_histograms, candidates,
-                     merge_in_level0 ? chunks_done : nullptr, x, n,
+                     prepass ? Admit::kRowHistograms : Admit::kAll, row_histograms, candidates, chunks_done, x, n,
                      codec, values, indices, resident, stream);
   if (merge_in_level0) return;
   int64_t length = chunks * k;
@@ -619,10 +615,8 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
       return;
     }
     auto* next = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-    const bool merge = chunks * k <= kMergeMax;  // then this level's last block per row ends the row
     launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, Admit::kAll, nullptr,
-                       next, merge ? chunks_done : nullptr, x, n, codec, values, indices, resident, stream);
-    if (merge) return;
+                       next, nullptr, x, n, codec, values, indices, resident, stream);
     candidates = next;
     length = chunks * k;
   }
