@@ -402,7 +402,7 @@ def test_no_sync_and_graph_capture():
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(x, 3000))  # sorted after selection
     few = torch.randn(2, 300_000, device="cuda")  # few rows: counters zeroed on the stream, merged in the launch
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(few, 50))
-    check_no_sync_and_graph_capture(lambda: gpuprim.topk(few[:1], 100))  # pre-pass, then a merging level
+    check_no_sync_and_graph_capture(lambda: gpuprim.topk(few[:1], 100))  # pre-pass, then candidate levels
     # Replayed twice: the merge counters start from zero on every replay (zeroed inside the graph).
     expected = gpuprim.topk(few, 50)
     stream = torch.cuda.Stream()
