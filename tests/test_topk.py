@@ -402,7 +402,8 @@ def test_no_sync_and_graph_capture():
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(x, 3000))  # sorted after selection
     few = torch.randn(2, 300_000, device="cuda")  # few rows: counters zeroed on the stream, merged in the launch
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(few, 50))
-    check_no_sync_and_graph_capture(lambda: gpuprim.topk(few[:1], 100))  # pre-pass, then candidate levels
+    one_row = torch.randn(1, 1 << 22, device="cuda")  # chunks * k > 8192: pre-pass, then candidate levels
+    check_no_sync_and_graph_capture(lambda: gpuprim.topk(one_row, 100))
     # Replayed twice: the merge counters start from zero on every replay (zeroed inside the graph).
     expected = gpuprim.topk(few, 50)
     stream = torch.cuda.Stream()
