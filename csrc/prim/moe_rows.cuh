@@ -1,6 +1,6 @@
 // Row-wise pieces shared by the MoE permute/unpermute kernels: aligned element packs for 16-byte loads,
-// explicitly rounded multiply/add (no FMA contraction, so CUDA sums match the CPU reference bitwise), and a
-// butterfly warp sum (fixed order: deterministic).
+// explicitly rounded multiply/add (no FMA contraction, so CUDA sums match the CPU reference bitwise). Warp
+// sums: prim/warp_reduce.cuh (fixed order, each addition rounded on its own).
 #pragma once
 #include <cstdint>
 
@@ -22,15 +22,6 @@ __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, 
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 __device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
-
-template <typename Acc>
-__device__ __forceinline__ Acc warp_sum(Acc value) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    value = add_rn(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  }
-  return value;
-}
 
 // Elements per 16-byte pack when the row length and every pointer allow it, else 1.
 template <typename T>

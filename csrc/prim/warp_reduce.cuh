@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gpuprim {
 namespace warp {
@@ -36,9 +37,19 @@ __device__ __forceinline__ void best(Key& key, uint32_t& position) {
   }
 }
 
-__device__ __forceinline__ float sum(float value) {
+// float or double: each addition rounded on its own (never fused), in the same order on every lane.
+template <typename T>
+__device__ __forceinline__ T sum(T value) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
 #pragma unroll
-  for (int offset = 16; offset >= 1; offset /= 2) value = __fadd_rn(value, __shfl_xor_sync(kFullMask, value, offset));
+  for (int offset = 16; offset >= 1; offset /= 2) {
+    const T other = __shfl_xor_sync(kFullMask, value, offset);
+    if constexpr (std::is_same_v<T, float>) {
+      value = __fadd_rn(value, other);
+    } else {
+      value = __dadd_rn(value, other);
+    }
+  }
   return value;
 }
 

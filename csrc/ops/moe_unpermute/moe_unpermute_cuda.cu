@@ -17,6 +17,7 @@
 #include "common/device_info.h"
 #include "ops/moe_unpermute/moe_unpermute_launch.h"
 #include "prim/moe_rows.cuh"
+#include "prim/warp_reduce.cuh"
 
 namespace gpuprim {
 namespace {
@@ -175,7 +176,7 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
       }
     }
     if (grad_gates) {
-      dot = moe::warp_sum(dot);
+      dot = warp::sum(dot);
       if (lane == 0) grad_gates[pair] = dot;
     }
   }
