@@ -68,8 +68,12 @@ def check_compiled_backward(step: Callable, x: torch.Tensor, *rest, dynamic: boo
     torch.testing.assert_close(grad, grad_eager)
 
 
-def check_no_sync_and_graph_capture(fn: Callable[[], object]) -> None:
-    """CUDA only: fn runs under sync-debug 'error' and replays from a CUDA graph with the same result."""
+def check_no_sync_and_graph_capture(fn: Callable[[], object], replays: int = 1) -> None:
+    """CUDA only: fn runs under sync-debug 'error' and replays from a CUDA graph with the same result.
+
+    replays > 1: the graph replays that many times, its outputs cleared before each (floats to 0, others
+    to -1), so that state the captured work must reset itself (counters in a workspace) is checked too.
+    """
     eager = _as_list(fn())
     torch.cuda.synchronize()
     previous = torch.cuda.get_sync_debug_mode()
@@ -86,10 +90,14 @@ def check_no_sync_and_graph_capture(fn: Callable[[], object]) -> None:
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         captured = _as_list(fn())
-    graph.replay()
-    torch.cuda.synchronize()
-    for a, b in zip(eager, captured):
-        torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=0)
+    for replay in range(replays):
+        if replay > 0:
+            for t in captured:
+                t.fill_(0 if t.is_floating_point() else -1)
+        graph.replay()
+        torch.cuda.synchronize()
+        for a, b in zip(eager, captured):
+            torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=0)
 
 
 def _as_list(out) -> list:

@@ -9,18 +9,20 @@
 // beaten by k kept ones: the result is exact.
 //
 // Few rows (less than one per resident block): each row is cut into chunks, one block each, that
-// write their best k candidates to a workspace. When a row's chunks * k candidates are few (decode
-// shapes), the row's last block to finish merges them in the same launch; otherwise an exact
-// histogram pre-pass bounds each row's admitted keys (see row_histogram_kernel), and the next
-// launch filters the candidates the same way (a candidate carries its position), until one block
-// per row remains. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
+// append their best (at most k) candidates to the row's buffer; the row's last block to finish merges
+// them in the same launch. When chunks * k could be many, an exact histogram pre-pass first bounds each
+// row's admitted keys (see row_histogram_kernel), so that on typical data the chunks keep a few hundred
+// candidates in all. A row that still kept more than kMergeMax goes through levels over its candidates
+// (launched for the most there can be, returning at once for merged rows; a candidate carries its
+// position), each cutting its input into chunks the same way, whose last block merges when few enough
+// remain. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
 // O(rows x k + resident blocks x k), plus 2048 counters per row.
 // One block per row with k >= 256 counts its row's histogram itself first (in shared memory, then
 // reads the row again): from a running bound the buffer would fill and be cut to k many times.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
 #include <algorithm>
+#include <vector>
 #include <cstdint>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -81,7 +83,8 @@ struct FilterShared {
   int added[3];
   Candidate bound;  // keep_best: the prefix chosen so far, then the lowest kept candidate's bound
   int remaining, bin_count;
-  int last_of_row;  // this block finished its row's last chunk (filter_topk_kernel)
+  int last_of_row;       // this block finished its row's last chunk (filter_topk_kernel)
+  unsigned append_at;    // where this block's candidates go in its row's RowMerge buffer
   Candidate or_all, and_all;
 };
 static_assert(sizeof(Candidate) * kFilterMaxK == sizeof(unsigned) * kHistogramBins, "bins overlay kept exactly");
@@ -184,8 +187,93 @@ __device__ Candidate keep_best(FilterShared& s, int count, int k) {
   return prefix;
 }
 
+// Bitonic compare-exchange of element i with element i ^ d (values mine, other) in the merge of width w:
+// blocks of w with (i & w) == 0 sort descending (the last merge, w == size, is one such block).
+__device__ __forceinline__ Candidate bitonic_keep(Candidate mine, Candidate other, int i, int d, int w) {
+  const bool descending = (i & w) == 0, lower = (i & d) == 0;
+  return lower == descending ? (mine > other ? mine : other) : (mine < other ? mine : other);
+}
+
+// sort_buffer's network with kItems elements per thread in registers, thread t holding elements
+// t * kItems .. + kItems - 1 of the power of two `size` (threads past it idle): distances below kItems are
+// exchanged in a thread, below 32 * kItems through warp shuffles, and only longer ones through shared
+// memory (one barrier each, alternating between two halves of the buffer). 1024 elements: 6 barriers
+// instead of the 55 of a shared-memory network.
+template <int kItems>
+__device__ __noinline__ void sort_in_registers(FilterShared& s, int count, int size) {
+  static_assert(kBufferCapacity >= 2 * kThreads * kItems, "two exchange halves");
+  const int t = int(threadIdx.x);
+  Candidate v[kItems];
+#pragma unroll
+  for (int e = 0; e < kItems; ++e) {
+    const int i = t * kItems + e;
+    v[e] = i < count ? s.buffer[i] : 0;  // 0 pads to size
+  }
+  __syncthreads();  // read before the first exchange overwrites the buffer
+  int half = 0;
+  for (int w = 2; w <= size; w <<= 1) {
+    for (int d = w >> 1; d > 0; d >>= 1) {  // uniform
+      if (d >= 32 * kItems) {
+        Candidate* exchange = s.buffer + half * (kBufferCapacity / 2);
+        half ^= 1;  // a barrier separates the last read of a half from its next write
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+          if (t * kItems + e < size) exchange[t * kItems + e] = v[e];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+          const int i = t * kItems + e;
+          if (i < size) v[e] = bitonic_keep(v[e], exchange[i ^ d], i, d, w);
+        }
+      } else if (d >= kItems) {
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+          const Candidate other = __shfl_xor_sync(kFullMask, v[e], d / kItems);
+          v[e] = bitonic_keep(v[e], other, t * kItems + e, d, w);
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+          if ((e & d) == 0 && e + d < kItems) {  // a pair inside the thread (e + d < kItems always holds)
+            const Candidate a = v[e], b = v[e + d];
+            const bool descending = ((t * kItems + e) & w) == 0;
+            v[e] = descending == (a > b) ? a : b;
+            v[e + d] = descending == (a > b) ? b : a;
+          }
+        }
+      }
+    }
+  }
+  __syncthreads();  // every exchange read is done
+#pragma unroll
+  for (int e = 0; e < kItems; ++e) {
+    if (t * kItems + e < size) s.buffer[t * kItems + e] = v[e];
+  }
+  __syncthreads();
+}
+
+// sort_buffer's result (count <= kFilterMaxK) through sort_in_registers: for a row's merge, where one block
+// works alone and the latency of 55 barriers (1024 candidates) is what counts. Every thread calls it with the
+// same count, after a barrier; it ends with one.
+__device__ void sort_buffer_alone(FilterShared& s, int count) {
+  static_assert(kFilterMaxK <= 4 * kThreads, "at most four elements a thread");
+  int size = 2;
+  while (size < count) size <<= 1;
+  if (size <= kThreads) {
+    sort_in_registers<1>(s, count, size);
+  } else if (size <= 2 * kThreads) {
+    sort_in_registers<2>(s, count, size);
+  } else {
+    sort_in_registers<4>(s, count, size);
+  }
+}
+
 // Sorts the buffer's first `count` candidates in descending order (pads to a power of two with
-// 0s). Every thread calls it with the same count, after a barrier; it ends with one.
+// 0s): a shared-memory network, one barrier per step. Used where many blocks sort at once (each chunk's or
+// row's best): there it kept the H200 busier than sort_buffer_alone's registers and shuffles, which made
+// [4096, 32000] k = 1024 25% slower (0.52 -> 0.65 ms). Every thread calls it with the same count, after a
+// barrier; it ends with one.
 __device__ void sort_buffer(FilterShared& s, int count) {
   int size = 2;
   while (size < count) size <<= 1;
@@ -460,7 +548,7 @@ __device__ int merge_candidates(FilterShared& s, const Candidate* __restrict__ f
     keep_best(s, count, k);
     count = k;
   }
-  sort_buffer(s, count);
+  sort_buffer_alone(s, count);
   return count;
 }
 
@@ -478,24 +566,41 @@ __device__ void write_top(const FilterShared& s, int kept, int64_t row, int k, c
   }
 }
 
-// One block per (row, chunk) item: chunk c of a row covers [c * chunk_length, ...) of its
-// row_length elements. With `candidates` set, an item writes its best k (0-padded) to
-// candidates[item * k ...], and with `chunks_done` too, the row's last block to get there filters
-// the row's chunks * k candidates to its top k (one launch instead of one per level: few rows of
-// small k; kMergeRows: a kernel of its own, as the merge's inlined selection and sort make it spill
-// registers); otherwise (one chunk per row) it writes the row's top k (write_top).
+// Few rows: where a launch's blocks leave their best candidates, and how the row's last block merges them.
+// Per row: `capacity` candidates (chunks x k), `fill` of them appended so far (only kept ones: with the
+// pre-pass bound most chunks keep far fewer than k), `done` blocks finished. The row's last block merges the
+// row's candidates itself when they are at most kMergeMax; else the next level (a launch over candidates,
+// `length_from` = this fill) filters them again, until a level's capacity is at most kMergeMax.
+struct RowMerge {
+  Candidate* candidates;
+  int64_t capacity;
+  unsigned* fill;
+  unsigned* done;
+  const unsigned* length_from;  // levels over candidates: the previous level's fill per row
+};
+
+// One block per (row, chunk) item: chunk c of a row covers [c * chunk_length, ...) of its row_length
+// elements (candidate level: of the previous launch's fill, split evenly on the device). One chunk per row
+// (kMergeRows false): the block writes the row's top k (write_top). Few rows (kMergeRows): the block appends
+// its best (at most k) to the row's RowMerge buffer and the row's last block merges them (see RowMerge; the
+// merge is a variant of its own: its inlined selection and sort made the one-chunk kernel spill registers).
 template <typename Bits, typename Input, bool kMergeRows = false>
 __global__ void __launch_bounds__(kThreads, 4)
     filter_topk_kernel(Input input, const typename Input::Element* __restrict__ in, int64_t rows, int64_t row_length,
                        int64_t chunks, int64_t chunk_length, int k, Admit admit,
-                       const unsigned* __restrict__ row_histograms, Candidate* __restrict__ candidates,
-                       unsigned* __restrict__ chunks_done, const Bits* __restrict__ x, int64_t n,
-                       KeyCodec<Bits> codec, Bits* __restrict__ values, int64_t* __restrict__ indices) {
+                       const unsigned* __restrict__ row_histograms, RowMerge merge, const Bits* __restrict__ x,
+                       int64_t n, KeyCodec<Bits> codec, Bits* __restrict__ values, int64_t* __restrict__ indices) {
   __shared__ FilterShared s;
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
     const int64_t row = item / chunks, chunk = item % chunks;
-    const int64_t begin = chunk * chunk_length;
-    const int64_t end = std::min(row_length, begin + chunk_length);
+    int64_t length = row_length, step = chunk_length;
+    if (kMergeRows && merge.length_from != nullptr) {
+      length = merge.length_from[row];  // written by the previous launch
+      if (length <= kMergeMax) continue;  // an earlier level's last block merged the row (uniform)
+      step = (length + chunks - 1) / chunks;
+    }
+    const int64_t begin = std::min(length, chunk * step);
+    const int64_t end = std::min(length, begin + step);
     Candidate initial_threshold = 0;
     if (admit == Admit::kRowHistograms) {
       initial_threshold = bin_threshold<Bits>(s, row_histograms + row * kHistogramBins, k);
@@ -509,18 +614,22 @@ __global__ void __launch_bounds__(kThreads, 4)
       }
     }
     const int kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold);
-    if (candidates == nullptr) {
+    if constexpr (!kMergeRows) {
       write_top(s, kept, row, k, x, n, codec, values, indices);
     } else {
-      for (int i = int(threadIdx.x); i < k; i += kThreads) candidates[item * k + i] = i < kept ? s.buffer[i] : 0;
-      if constexpr (kMergeRows) {
-        __threadfence();  // the candidates are visible to every block before the count says so
-        __syncthreads();
-        if (threadIdx.x == 0) s.last_of_row = atomicAdd(chunks_done + row, 1u) == unsigned(chunks - 1);
-        __syncthreads();
-        if (s.last_of_row) {  // every chunk of the row is written
-          __threadfence();  // and read only after the count was seen
-          const int merged = merge_candidates(s, candidates + row * chunks * k, int(chunks * k), k);
+      Candidate* row_candidates = merge.candidates + row * merge.capacity;
+      if (threadIdx.x == 0) s.append_at = atomicAdd(merge.fill + row, unsigned(kept));
+      __syncthreads();
+      for (int i = int(threadIdx.x); i < kept; i += kThreads) row_candidates[s.append_at + i] = s.buffer[i];
+      __threadfence();  // the candidates are visible to every block before the count says so
+      __syncthreads();
+      if (threadIdx.x == 0) s.last_of_row = atomicAdd(merge.done + row, 1u) == unsigned(chunks - 1);
+      __syncthreads();
+      if (s.last_of_row) {  // every chunk of the row is written
+        __threadfence();    // and read only after the count was seen
+        const unsigned total = __ldcg(merge.fill + row);
+        if (total <= kMergeMax) {  // else the next level takes them (always true at the last)
+          const int merged = merge_candidates(s, row_candidates, int(total), k);
           write_top(s, merged, row, k, x, n, codec, values, indices);
         }
       }
@@ -544,19 +653,14 @@ unsigned grid_of(int64_t items, int64_t resident_blocks) {
   return static_cast<unsigned>(std::min<int64_t>(items, std::max<int64_t>(resident_blocks, 1) * 8));
 }
 
-template <typename Bits, typename Input>
+template <typename Bits, typename Input, bool kMergeRows>
 void launch_level(Input input, const typename Input::Element* in, int64_t rows, int64_t row_length, int64_t chunks,
-                  int64_t chunk_length, int64_t k, Admit admit, const unsigned* row_histograms,
-                  Candidate* candidates, unsigned* chunks_done, const Bits* x, int64_t n, KeyCodec<Bits> codec,
-                  Bits* values, int64_t* indices, int64_t resident_blocks, cudaStream_t stream) {
-  auto* kernel = filter_topk_kernel<Bits, Input>;
-  if constexpr (std::is_same_v<Input, RawInput<Bits>>) {  // chunks_done: level 0 only
-    if (chunks_done != nullptr) kernel = filter_topk_kernel<Bits, Input, true>;
-  }
-  kernel<<<grid_of(rows * chunks, resident_blocks), kThreads, 0, stream>>>(input, in, rows, row_length, chunks,
-                                                                           chunk_length, int(k), admit, row_histograms,
-                                                                           candidates, chunks_done, x, n, codec, values,
-                                                                           indices);
+                  int64_t chunk_length, int64_t k, Admit admit, const unsigned* row_histograms, RowMerge merge,
+                  const Bits* x, int64_t n, KeyCodec<Bits> codec, Bits* values, int64_t* indices,
+                  int64_t resident_blocks, cudaStream_t stream) {
+  filter_topk_kernel<Bits, Input, kMergeRows><<<grid_of(rows * chunks, resident_blocks), kThreads, 0, stream>>>(
+      input, in, rows, row_length, chunks, chunk_length, int(k), admit, row_histograms, merge, x, n, codec, values,
+      indices);
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -576,49 +680,54 @@ template <typename Bits>
 void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
                        int64_t* indices, Workspace& workspace, cudaStream_t stream) {
   const int64_t resident = resident_blocks<Bits>();
-  auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
+  const auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
   if (chunks == 1) {
     // Large k: from a running bound the buffer fills and is cut to k many times per row; the block's own
     // histogram of the row (one more read, mostly from L2) bounds it from the start instead.
     const Admit admit = k >= kHistogramMinK ? Admit::kOwnHistogram : Admit::kAll;
-    launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, admit, nullptr, nullptr, nullptr, x, n, codec,
-                       values, indices, resident, stream);
+    launch_level<Bits, RawInput<Bits>, false>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, admit, nullptr, RowMerge{},
+                                              x, n, codec, values, indices, resident, stream);
     return;
   }
-  // Few rows. When a row's chunks * k candidates are few, its last chunk's block merges them (one
-  // launch); else the levels below do. The histogram pre-pass (one more read of the rows, exact
-  // integer counts) pays for large k, and whenever levels follow: it keeps the candidates few.
-  const bool merge_in_level0 = chunks * k <= kMergeMax;
-  const bool prepass = !merge_in_level0 || k >= kHistogramMinK;
-  const int64_t counters = (prepass ? rows * kHistogramBins : 0) + (merge_in_level0 ? rows : 0);
+  // Few rows: chunks of each row, whose last block merges the row's candidates (RowMerge). When chunks x k
+  // can exceed kMergeMax, the histogram pre-pass (one more read of the rows, exact integer counts) bounds the
+  // candidates first, so that typically few are kept and the merge happens in this launch; levels over the
+  // candidates follow (planned for the most there can be; they return at once for merged rows), each cutting
+  // its input into chunks of >= 8 k, until a level's capacity is <= kMergeMax. The pre-pass pays for large k too.
+  const bool prepass = chunks * k > kMergeMax || k >= kHistogramMinK;
+  std::vector<int64_t> level_chunks;  // after the raw level
+  for (int64_t capacity = chunks * k; capacity > kMergeMax;) {
+    level_chunks.push_back(plan_chunks(rows, capacity, k, resident).first);
+    capacity = level_chunks.back() * k;
+  }
+  const int64_t histogram_counters = prepass ? rows * kHistogramBins : 0;  // first: 16-byte aligned (bin_threshold)
+  const int64_t counters = histogram_counters + 2 * rows * int64_t(1 + level_chunks.size());
   auto* zeroed = static_cast<unsigned*>(workspace.allocate(size_t(counters) * sizeof(unsigned)));
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(zeroed, 0, size_t(counters) * sizeof(unsigned), stream));
-  unsigned* row_histograms = prepass ? zeroed : nullptr;  // 16-byte aligned (bin_threshold): first
-  unsigned* chunks_done = merge_in_level0 ? zeroed + (prepass ? rows * kHistogramBins : 0) : nullptr;
+  unsigned* row_histograms = prepass ? zeroed : nullptr;
+  unsigned* row_counters = zeroed + histogram_counters;
   if (prepass) {  // exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold
     row_histogram_kernel<Bits><<<grid_of(rows * chunks, resident), kThreads, 0, stream>>>(x, rows, n, chunks,
                                                                                          chunk_length, codec,
                                                                                          row_histograms);
     GPUPRIM_LAUNCH_CHECK();
   }
-  auto* candidates = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-  launch_level<Bits>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k,
-                     prepass ? Admit::kRowHistograms : Admit::kAll, row_histograms, candidates, chunks_done, x, n,
-                     codec, values, indices, resident, stream);
-  if (merge_in_level0) return;
-  int64_t length = chunks * k;
-  for (;;) {
-    std::tie(chunks, chunk_length) = plan_chunks(rows, length, k, resident);
-    if (chunks == 1) {
-      launch_level<Bits>(CandidateInput{}, candidates, rows, length, 1, length, k, Admit::kAll, nullptr, nullptr,
-                         nullptr, x, n, codec, values, indices, resident, stream);
-      return;
-    }
-    auto* next = static_cast<Candidate*>(workspace.allocate(size_t(rows * chunks * k) * sizeof(Candidate)));
-    launch_level<Bits>(CandidateInput{}, candidates, rows, length, chunks, chunk_length, k, Admit::kAll, nullptr,
-                       next, nullptr, x, n, codec, values, indices, resident, stream);
-    candidates = next;
-    length = chunks * k;
+  const auto level_merge = [&](int64_t level, int64_t level_chunk_count, const RowMerge* previous) {
+    const int64_t capacity = level_chunk_count * k;
+    unsigned* fill = row_counters + 2 * rows * level;
+    return RowMerge{static_cast<Candidate*>(workspace.allocate(size_t(rows * capacity) * sizeof(Candidate))),
+                    capacity, fill, fill + rows, previous ? previous->fill : nullptr};
+  };
+  RowMerge merge = level_merge(0, chunks, nullptr);
+  launch_level<Bits, RawInput<Bits>, true>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k,
+                                           prepass ? Admit::kRowHistograms : Admit::kAll, row_histograms, merge, x,
+                                           n, codec, values, indices, resident, stream);
+  for (size_t level = 0; level < level_chunks.size(); ++level) {
+    const RowMerge next = level_merge(int64_t(level) + 1, level_chunks[level], &merge);
+    launch_level<Bits, CandidateInput, true>(CandidateInput{}, merge.candidates, rows, merge.capacity,
+                                             level_chunks[level], 0, k, Admit::kAll, nullptr, next, x, n, codec,
+                                             values, indices, resident, stream);
+    merge = next;
   }
 }
 
