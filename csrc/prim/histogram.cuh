@@ -23,6 +23,7 @@
 #include "common/device_info.h"
 #include "common/dtype.h"
 #include "common/workspace.h"
+#include "prim/warp_reduce.cuh"
 
 namespace gpuprim {
 namespace histogram {
@@ -66,13 +67,6 @@ struct EvenBins {
     return static_cast<int64_t>(fmin(fmax(position, 0.0), double(num_bins - 1)));
   }
 };
-
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
-  return v;
-}
 
 // Items per lane per step: one 16-byte vector (4 int32, 16 uint8, ...).
 template <typename Index>
@@ -145,7 +139,7 @@ __global__ void __launch_bounds__(kThreads) count_kernel(const Index* __restrict
     }
     if (run_bin >= 0) atomicAdd(&hist[run_bin], run);
   }
-  dropped = warp_sum(dropped);
+  dropped = warp::sum(dropped);
   if (lane == 0 && dropped) atomicAdd(overflow, dropped);
   __syncthreads();
   for (int64_t bin = threadIdx.x; bin < num_bins; bin += blockDim.x) {
@@ -165,7 +159,7 @@ __global__ void __launch_bounds__(kThreads) count_global_kernel(const Index* __r
     const int64_t b = binner(x[i]);
     if (b >= 0) atomicAdd(&counts[b], 1ull); else ++dropped;
   }
-  dropped = warp_sum(dropped);  // every lane runs the loop to its end, so the warp is converged here
+  dropped = warp::sum(dropped);  // every lane runs the loop to its end, so the warp is converged here
   if (threadIdx.x % 32 == 0 && dropped) atomicAdd(overflow, dropped);
 }
 
@@ -187,7 +181,7 @@ __global__ void __launch_bounds__(kThreads) weighted_atomic_kernel(const Index* 
     const int64_t b = binner(x[i]);
     if (b >= 0) atomicAdd(&hist[b], weights[i]); else ++dropped;
   }
-  dropped = warp_sum(dropped);
+  dropped = warp::sum(dropped);
   if (threadIdx.x % 32 == 0 && dropped) atomicAdd(overflow, dropped);
   if (kShared) {
     __syncthreads();
@@ -245,7 +239,7 @@ __global__ void weighted_ordered_kernel(const Index* __restrict__ x, const Acc* 
     if (bin >= 0 && lane == __ffs(peers) - 1) hist[bin] += group_sum;
     __syncwarp();
   }
-  dropped = warp_sum(dropped);
+  dropped = warp::sum(dropped);
   if (lane == 0 && dropped) atomicAdd(overflow, dropped);
   if (kShared) {
     __syncthreads();

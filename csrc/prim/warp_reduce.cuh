@@ -37,17 +37,21 @@ __device__ __forceinline__ void best(Key& key, uint32_t& position) {
   }
 }
 
-// float or double: each addition rounded on its own (never fused), in the same order on every lane.
+// The warp's sum on every lane. float or double: each addition rounded on its own (never fused), in the
+// same order on every lane; integers: exact.
 template <typename T>
 __device__ __forceinline__ T sum(T value) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_integral_v<T>,
+                "float, double or an integer");
 #pragma unroll
   for (int offset = 16; offset >= 1; offset /= 2) {
     const T other = __shfl_xor_sync(kFullMask, value, offset);
     if constexpr (std::is_same_v<T, float>) {
       value = __fadd_rn(value, other);
-    } else {
+    } else if constexpr (std::is_same_v<T, double>) {
       value = __dadd_rn(value, other);
+    } else {
+      value += other;
     }
   }
   return value;
