@@ -253,7 +253,7 @@ __device__ __noinline__ void sort_in_registers(FilterShared& s, int count, int s
   __syncthreads();
 }
 
-// sort_buffer's result (count <= 4 * kThreads) through sort_in_registers: for a row's merge, where one block
+// sort_buffer's result (count <= kFilterMaxK) through sort_in_registers: for a row's merge, where one block
 // works alone and the latency of 55 barriers (1024 candidates) is what counts. Every thread calls it with the
 // same count, after a barrier; it ends with one.
 __device__ void sort_buffer_alone(FilterShared& s, int count) {
@@ -517,18 +517,10 @@ __device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, i
 enum class Admit : int { kAll, kRowHistograms, kOwnHistogram };
 
 // Leaves the best k of from[0, length) (candidates other blocks of this launch wrote: read through
-// L2, never from a stale L1 line; 0s are padding) sorted at the buffer's front; returns how many. Up to
-// kSortAllMax candidates (a merge after the pre-pass, decode's chunks): all of them sorted in registers, no
-// radix select. Else a plain loop, not filter_range's pipeline: few candidates, and filter_range inlined a
-// second time into the kernel made it spill (so is this function inlined: not at all).
-constexpr int kSortAllMax = 4 * kThreads;  // what sort_buffer_alone takes
-__device__ __noinline__ int merge_candidates(FilterShared& s, const Candidate* __restrict__ from, int length, int k) {
-  if (length <= kSortAllMax) {  // uniform
-    for (int i = int(threadIdx.x); i < length; i += kThreads) s.buffer[i] = __ldcg(from + i);
-    __syncthreads();
-    sort_buffer_alone(s, length);
-    return std::min(length, k);
-  }
+// L2, never from a stale L1 line; 0s are padding) sorted at the buffer's front; returns how many. A
+// plain loop, not filter_range's pipeline: few candidates, and filter_range inlined a second time
+// into the kernel made it spill.
+__device__ int merge_candidates(FilterShared& s, const Candidate* __restrict__ from, int length, int k) {
   constexpr int kLoads = 4, kStep = kLoads * kThreads;
   static_assert(kBufferCapacity >= kFilterMaxK + kStep, "a step must fit after a compaction");
   int count = 0;
