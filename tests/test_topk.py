@@ -387,7 +387,7 @@ def test_cuda_large_against_torch():
     g = torch.Generator(device="cuda").manual_seed(1)
     x = torch.randn(64, 128_256, device="cuda", generator=g)
     y = torch.randn(1, 2**24, device="cuda", generator=g)
-    uniform = torch.rand(1, 2**24, device="cuda", generator=g)  # many candidates kept: the candidate level
+    uniform = torch.rand(1, 2**24, device="cuda", generator=g)  # many candidates kept: levels over candidates
     for t, k in ((x, 50), (x, 3000), (y, 1), (y, 100), (y, 1024), (uniform, 100), (uniform, 1024)):
         values, indices = gpuprim.topk(t, k)
         assert torch.equal(values, torch.topk(t, k).values)
@@ -402,12 +402,12 @@ def test_no_sync_and_graph_capture():
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(x[:, :100], 8))  # warp path
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(x, 3000))  # sorted after selection
     # Few rows: per-row counters zeroed on the stream, so each replay (two, outputs cleared before the second)
-    # merges again: in the chunks' launch (no pre-pass; after the pre-pass) or in the candidate level.
+    # merges again: in the chunks' launch (no pre-pass; after the pre-pass) or in a level over candidates.
     few = torch.randn(2, 300_000, device="cuda")
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(few, 50), replays=2)
     one_row = torch.randn(1, 1 << 22, device="cuda")  # chunks * k > 8192: pre-pass, few candidates kept
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(one_row, 100), replays=2)
-    uniform = torch.rand(1, 1 << 22, device="cuda")  # the pre-pass bin holds 1/8 of the row: candidate level
+    uniform = torch.rand(1, 1 << 22, device="cuda")  # the pre-pass bin holds 1/8 of the row: levels follow
     check_no_sync_and_graph_capture(lambda: gpuprim.topk(uniform, 100), replays=2)
 
 

@@ -21,10 +21,10 @@
 // reads the row again): from a running bound the buffer would fill and be cut to k many times.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
 #include <algorithm>
-#include <vector>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "common/cuda_check.h"
 #include "common/device_info.h"
@@ -83,8 +83,8 @@ struct FilterShared {
   int added[3];
   Candidate bound;  // keep_best: the prefix chosen so far, then the lowest kept candidate's bound
   int remaining, bin_count;
-  int last_of_row;       // this block finished its row's last chunk (filter_topk_kernel)
-  unsigned append_at;    // where this block's candidates go in its row's RowMerge buffer
+  int last_of_row;     // this block finished its row's last chunk (filter_topk_kernel)
+  unsigned append_at;  // where this block's candidates go in its row's RowMerge buffer
   Candidate or_all, and_all;
 };
 static_assert(sizeof(Candidate) * kFilterMaxK == sizeof(unsigned) * kHistogramBins, "bins overlay kept exactly");
@@ -235,7 +235,7 @@ __device__ __noinline__ void sort_in_registers(FilterShared& s, int count, int s
       } else {
 #pragma unroll
         for (int e = 0; e < kItems; ++e) {
-          if ((e & d) == 0 && e + d < kItems) {  // a pair inside the thread (e + d < kItems always holds)
+          if ((e & d) == 0 && e + d < kItems) {  // a pair inside the thread (the second test is always true)
             const Candidate a = v[e], b = v[e + d];
             const bool descending = ((t * kItems + e) & w) == 0;
             v[e] = descending == (a > b) ? a : b;
@@ -271,7 +271,7 @@ __device__ void sort_buffer_alone(FilterShared& s, int count) {
 
 // Sorts the buffer's first `count` candidates in descending order (pads to a power of two with
 // 0s): a shared-memory network, one barrier per step. Used where many blocks sort at once (each chunk's or
-// row's best): there it kept the H200 busier than sort_buffer_alone's registers and shuffles, which made
+// row's best): there the H200 ran it faster than sort_buffer_alone's registers and shuffles, which made
 // [4096, 32000] k = 1024 25% slower (0.52 -> 0.65 ms). Every thread calls it with the same count, after a
 // barrier; it ends with one.
 __device__ void sort_buffer(FilterShared& s, int count) {
