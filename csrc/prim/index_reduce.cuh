@@ -25,18 +25,13 @@
 #include "prim/index_reduce_common.h"
 #include "prim/radix_sort.cuh"
 #include "prim/types.cuh"
+#include "prim/vec.cuh"
 
 namespace gpuprim {
 namespace index_reduce {
 
 constexpr int kThreads = 256;
 constexpr int64_t kChunkItems = 64;
-
-template <typename T> struct AccOf { using type = int64_t; };
-template <> struct AccOf<__half> { using type = float; };
-template <> struct AccOf<__nv_bfloat16> { using type = float; };
-template <> struct AccOf<float> { using type = float; };
-template <> struct AccOf<double> { using type = double; };
 
 template <int Vec, typename T>
 struct alignas(sizeof(T) * Vec) Pack {

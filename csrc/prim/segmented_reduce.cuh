@@ -18,6 +18,7 @@
 #include "prim/cub.cuh"
 #include "prim/segment_offsets.h"
 #include "prim/types.cuh"
+#include "prim/vec.cuh"
 
 namespace gpuprim {
 namespace segmented {
@@ -71,16 +72,6 @@ struct Plan {
   int64_t chunk_bound;    // >= total chunks for valid offsets: segments + rows / chunk_rows
   int64_t partial_bound;  // >= total partial rows for valid offsets: 2 * (rows / chunk_rows)
 };
-
-template <int Vec, typename T>
-struct alignas(sizeof(T) * Vec) VecOf {
-  T items[Vec];
-};
-
-template <int Vec, typename T>
-__device__ __forceinline__ VecOf<Vec, T> load_vec(const T* p) {
-  return *reinterpret_cast<const VecOf<Vec, T>*>(p);
-}
 
 // Folds rows [row_begin, row_end) (stride `row_stride` elements) of the thread's Vec columns at `column`
 // (skipped when !active), then the block's row_threads values in a fixed tree. Threads with rt == 0 return the

@@ -35,10 +35,12 @@
 
 #include "common/cuda_check.h"
 #include "common/device_info.h"
+#include "common/launch_utils.h"
 #include "ops/embedding_bag/embedding_bag_launch.h"
 #include "prim/cub.cuh"
 #include "prim/radix_sort.cuh"
 #include "prim/types.cuh"
+#include "prim/vec.cuh"
 
 namespace gpuprim {
 namespace thrust = THRUST_NS_QUALIFIER;  // wrapped in gpuprim_thrust, like CUB (prim/cub.cuh)
@@ -50,42 +52,10 @@ constexpr int kWarpsPerBlock = kThreads / kWarp;
 constexpr int kCombineThreads = 1024;  // one block per hot run: 32 warps share its partial rows
 constexpr int kCombineWarps = kCombineThreads / kWarp;
 constexpr int kUnroll = 4;  // independent row loads in flight per lane
-constexpr int64_t kMaxGrid = int64_t(1) << 30;
-
-template <typename T> struct AccOf { using type = float; };  // fp16, bf16, fp32 accumulate in fp32
-template <> struct AccOf<double> { using type = double; };
-
-template <int Vec, typename T>
-struct alignas(sizeof(T) * Vec) VecOf {
-  T items[Vec];
-};
-
-template <int Vec, typename T>
-__device__ __forceinline__ VecOf<Vec, T> load_vec(const T* p) {
-  return *reinterpret_cast<const VecOf<Vec, T>*>(p);
-}
-template <int Vec, typename T>
-__device__ __forceinline__ void store_vec(T* p, const VecOf<Vec, T>& v) {
-  *reinterpret_cast<VecOf<Vec, T>*>(p) = v;
-}
 
 __host__ __device__ __forceinline__ bool used(int64_t index, const EmbeddingBagShape& s) {
   return index >= 0 && index < s.num_weights && index != s.padding_idx;
 }
-
-unsigned grid_for(int64_t items, int64_t per_block, int64_t cap = kMaxGrid) {
-  const int64_t blocks = (items + per_block - 1) / per_block;
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min({blocks, cap, kMaxGrid})));
-}
-
-template <typename Kernel>
-int64_t resident_blocks(Kernel kernel, int threads = kThreads) {
-  int per_sm = 0;
-  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
-  return int64_t(std::max(per_sm, 1)) * current_device_info().sm_count;
-}
-
-bool aligned(const void* p, int64_t bytes) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 int bits_for(uint64_t v) {  // bits needed to hold v (>= 1)
   int bits = 1;
@@ -187,7 +157,7 @@ void forward(const T* weight, const I* indices, const int64_t* bounds, const T* 
   const bool wide = s.dim % kVec == 0 && aligned(weight, 16) && aligned(out, 16);
   auto launch = [&](auto kernel, int vec) {
     const int group = lanes_per_bag(s.dim, vec);
-    kernel<<<grid_for(s.bags, kThreads / group, 8 * resident_blocks(kernel)), kThreads, 0, stream>>>(
+    kernel<<<grid_for(s.bags, kThreads / group, 8 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
         weight, indices, bounds, psw, s, mode, group, out, bag_size, max_indices);
   };
   const bool max = mode == EmbeddingBagMode::kMax;
@@ -609,7 +579,7 @@ void reduce_sorted(const K* keys, int64_t n, K sentinel, ReduceArgs<T, K, V> a, 
     // Grid-stride loops over the real totals (read on the device); n bounds the busy part of the grid.
     int group = kWarp;  // the fewest lanes whose loads cover a row (1 for max's single elements)
     while (group > 1 && int64_t(group / 2) * kVec >= a.width) group /= 2;
-    const int64_t grid_cap = 4 * resident_blocks(chunk);
+    const int64_t grid_cap = 4 * resident_blocks(chunk, kThreads);
     if (dense_rows > 0) {
       // A block per tile of kThreads rows (no cap: a tile is enough work, and the hardware balances the tail),
       // and at least the blocks chunk_kernel's hot pass would have (a small table can have many hot chunks).
@@ -754,7 +724,7 @@ void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DT
     if (grad_per_sample_weights != nullptr) {
       constexpr int kVec = 16 / sizeof(T);
       auto launch = [&](auto kernel) {
-        kernel<<<grid_for(shape.nnz, kWarpsPerBlock, 8 * resident_blocks(kernel)), kThreads, 0, stream>>>(
+        kernel<<<grid_for(shape.nnz, kWarpsPerBlock, 8 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
             g, static_cast<const T*>(weight), static_cast<const I*>(indices), bounds, shape,
             static_cast<T*>(grad_per_sample_weights));
       };

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "common/device_info.h"
+#include "common/launch_utils.h"
 #include "ops/segment_reduce/segment_reduce_launch.h"
 #include "prim/segmented_reduce.cuh"
 
@@ -11,25 +12,7 @@ namespace {
 
 using namespace segmented;
 
-constexpr int64_t kMaxGrid = int64_t(1) << 30;
 constexpr long long kNoRow = 0x7f7f7f7f7f7f7f7fLL;  // what cudaMemset(0x7f) leaves: larger than any row
-
-template <typename T> struct AccOf { using type = float; };  // fp16, bf16, fp32 accumulate in fp32
-template <> struct AccOf<double> { using type = double; };
-
-unsigned grid_for(int64_t items, int64_t per_block, int64_t cap = kMaxGrid) {
-  const int64_t blocks = (items + per_block - 1) / per_block;
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min({blocks, cap, kMaxGrid})));
-}
-
-template <typename Kernel>
-int64_t resident_blocks(Kernel kernel, int threads = kThreads) {
-  int per_sm = 0;
-  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
-  return int64_t(std::max(per_sm, 1)) * current_device_info().sm_count;
-}
-
-bool aligned(const void* p, int64_t bytes) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 // Widest load (16 bytes at most) that divides the row length and suits every pointer; only 1 or the widest
 // are instantiated, to keep compile time down.
@@ -107,7 +90,7 @@ void reduce(const T* src, const int64_t* offsets, const SegmentShape& shape, boo
   const Tiling combine_tiling = make_tiling(shape.inner, AccVec);
   auto combine = combine_kernel<Acc, T, Op, AccVec>;
   const int64_t groups = plan.outer * ((plan.segments + kThreads - 1) / kThreads);
-  combine<<<grid_for(groups, 1, resident_blocks(combine)), kThreads, 0, stream>>>(
+  combine<<<grid_for(groups, 1, resident_blocks(combine, kThreads)), kThreads, 0, stream>>>(
       partials, offsets, index.prefix, plan, combine_tiling, mean, out);
   GPUPRIM_LAUNCH_CHECK();
 }
@@ -238,12 +221,12 @@ void backward(const T* grad, const T* src, const T* out, const int64_t* offsets,
     const int64_t work = shape.outer * ((shape.rows + tiling.row_threads - 1) / tiling.row_threads);
     if (vec == kVec) {
       auto kernel = expand_kernel<T, kVec>;
-      kernel<<<grid_for(work, 1, 16 * resident_blocks(kernel)), kThreads, 0, stream>>>(grad, offsets, shape, tiling,
-                                                                                       mean, grad_src);
+      kernel<<<grid_for(work, 1, 16 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
+          grad, offsets, shape, tiling, mean, grad_src);
     } else {
       auto kernel = expand_kernel<T, 1>;
-      kernel<<<grid_for(work, 1, 16 * resident_blocks(kernel)), kThreads, 0, stream>>>(grad, offsets, shape, tiling,
-                                                                                       mean, grad_src);
+      kernel<<<grid_for(work, 1, 16 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
+          grad, offsets, shape, tiling, mean, grad_src);
     }
     GPUPRIM_LAUNCH_CHECK();
     return;
@@ -257,7 +240,7 @@ void backward(const T* grad, const T* src, const T* out, const int64_t* offsets,
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(first_row, 0x7f, sizeof(long long) * outputs, stream));
   auto kernel = first_match_kernel<T>;
   const int64_t work = plan.outer * plan.chunk_bound * tiling.col_tiles;
-  kernel<<<grid_for(work, 1, resident_blocks(kernel)), kThreads, 0, stream>>>(
+  kernel<<<grid_for(work, 1, resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
       src, out, offsets, index.prefix, index.chunk_segment, plan, tiling, first_row);
   GPUPRIM_LAUNCH_CHECK();
   scatter_kernel<T><<<grid_for(outputs, kThreads), kThreads, 0, stream>>>(grad, first_row, shape, grad_src);
