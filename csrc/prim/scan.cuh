@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "common/cuda_check.h"
+#include "common/launch_utils.h"
 #include "common/workspace.h"
 #include "prim/cub.cuh"
 #include "prim/lookback.cuh"
@@ -32,7 +33,6 @@ constexpr int64_t kWarpRowMax = 2048;  // rows up to this length use one warp ea
 constexpr int kTileThreads = 256;
 constexpr int kTileItems = 16;         // 4096 elements per tile: 16 independent loads in flight
 constexpr int64_t kTileSize = int64_t(kTileThreads) * kTileItems;
-constexpr int64_t kMaxGrid = 1 << 30;  // grid-stride loops cover anything larger
 
 struct Shape {
   int64_t outer, n, inner;
@@ -313,11 +313,6 @@ __global__ void __launch_bounds__(256) column_scan_kernel(const In* __restrict__
 inline bool three_pass_requested() {
   const char* algo = std::getenv("GPUPRIM_SCAN_ALGO");
   return algo != nullptr && std::strcmp(algo, "three_pass") == 0;
-}
-
-inline unsigned grid_for(int64_t work_items, int64_t per_block) {
-  const int64_t blocks = (work_items + per_block - 1) / per_block;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxGrid ? kMaxGrid : blocks));
 }
 
 template <int kThreads, int kItems, int kSlots, typename In, typename Acc, typename Out>
