@@ -12,7 +12,7 @@
 #include <algorithm>
 
 #include "common/cuda_check.h"
-#include "common/device_info.h"
+#include "common/launch_utils.h"
 #include "ops/compact/compact_launch.h"
 #include "prim/lookback.cuh"
 
@@ -185,10 +185,7 @@ void launch(const void* x, const bool* flags, int64_t n, void* out, int64_t* cou
   // Persistent grid of the blocks that fit at once (occupancy, not threads per SM: the kernel needs
   // 64-128 registers); a block beyond those would only start once the tiles run out.
   const auto kernel = compact_kernel<Word, kVector>;
-  int blocks_per_sm = 0;
-  GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreads, 0));
-  const int64_t resident = int64_t(current_device_info().sm_count) * std::max(1, blocks_per_sm);
-  const unsigned grid = static_cast<unsigned>(std::min(num_tiles, resident));
+  const unsigned grid = static_cast<unsigned>(std::min(num_tiles, resident_blocks(kernel, kThreads)));
   kernel<<<grid, kThreads, 0, stream>>>(static_cast<const Word*>(x), reinterpret_cast<const uint8_t*>(flags), n,
                                         static_cast<Word*>(out), count, state.tiles, state.groups, state.counter);
   GPUPRIM_LAUNCH_CHECK();
