@@ -76,15 +76,16 @@ struct FilterShared {
     Candidate kept[kFilterMaxK];  // keep_best's output before it moves back to the buffer's front
     unsigned bins[kHistogramBins];  // one block per row: the row's histogram, before keep_best runs
   };
-  unsigned long long warp_totals[kThreads / kWarp];  // bin_threshold's suffix sums; the first tile's bounds
-  Candidate warp_or[kThreads / kWarp], warp_and[kThreads / kWarp];  // keep_best's common bits
-  alignas(16) int histogram[3][kRadixBins];  // keep_best's passes, in turn (one barrier a pass: see there)
+  unsigned long long warp_totals[kThreads / kWarp];  // bin_threshold's suffix sums
+  int histogram[kRadixBins];
   // Appends of tile t count in added[t % 3]: read by all after the tile's barrier and reset by
   // thread 0 two tiles later, after a barrier that every reader passed (no barrier of its own).
   int added[3];
-  Candidate bound;  // bin_threshold's result
+  Candidate bound;  // keep_best: the prefix chosen so far, then the lowest kept candidate's bound
+  int remaining, bin_count;
   int last_of_row;     // this block finished its row's last chunk (filter_topk_kernel)
   unsigned append_at;  // where this block's candidates go in its row's RowMerge buffer
+  Candidate or_all, and_all;
 };
 static_assert(sizeof(Candidate) * kFilterMaxK == sizeof(unsigned) * kHistogramBins, "bins overlay kept exactly");
 
@@ -103,16 +104,10 @@ __device__ __forceinline__ void offer(Candidate* to, int* added, int count, Cand
 // Keeps exactly the best k of the buffer's first count (> k) candidates, at its front in any
 // order, and returns a bound B with: kept candidates >= B > every dropped one. Radix select over
 // the bits below the candidates' common prefix, 8 bits a pass (only the candidates still tied
-// with the chosen prefix count), stopping once the chosen bin is taken whole. A pass costs one
-// barrier: every warp reads the whole histogram and finds the chosen bin itself (the same answer
-// in every warp, kept in registers), and the histograms rotate through three arrays, so that the
-// one a pass zeroes (after its barrier) was last read before the previous pass's barrier and is
-// next counted into after the next one. (Before: three barriers a pass and one warp walking the
-// bins; H200 decode [64, 128256] k = 50 spent ~5 us in the first tile's keep_best.) All threads call
-// it with the same arguments after a barrier; it ends with one.
-__device__ __noinline__ Candidate keep_best(FilterShared& s, int count, int k) {
-  static_assert(kRadixBins == kThreads && kRadixBins == kWarp * 8, "a bin per thread, 8 per lane");
-  const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
+// with the chosen prefix count), stopping once the chosen bin is taken whole. All threads call it
+// with the same arguments after a barrier; it ends with one.
+__device__ Candidate keep_best(FilterShared& s, int count, int k) {
+  const int lane = int(threadIdx.x) % kWarp;
   Candidate any_or = 0, any_and = ~Candidate(0);
   for (int i = int(threadIdx.x); i < count; i += kThreads) {
     any_or |= s.buffer[i];
@@ -122,69 +117,61 @@ __device__ __noinline__ Candidate keep_best(FilterShared& s, int count, int k) {
     any_or |= __shfl_xor_sync(kFullMask, any_or, offset);
     any_and &= __shfl_xor_sync(kFullMask, any_and, offset);
   }
-  if (lane == 0) {
-    s.warp_or[warp] = any_or;
-    s.warp_and[warp] = any_and;
+  if (threadIdx.x == 0) {
+    s.or_all = 0;
+    s.and_all = ~Candidate(0);
+    s.bound = 0;
+    s.remaining = k;
   }
-  s.histogram[0][threadIdx.x] = 0;  // passes 0 and 1; pass p zeroes pass p + 2's
-  s.histogram[1][threadIdx.x] = 0;
   __syncthreads();
-  Candidate or_all = 0, and_all = ~Candidate(0);
-#pragma unroll
-  for (int w = 0; w < kThreads / kWarp; ++w) {
-    or_all |= s.warp_or[w];
-    and_all &= s.warp_and[w];
+  if (lane == 0) {
+    atomicOr(&s.or_all, any_or);
+    atomicAnd(&s.and_all, any_and);
   }
+  __syncthreads();
   // Candidates are distinct and count > 1: they differ in some bit; bits above the highest are common.
-  int hi = 64 - __clzll(or_all ^ and_all);  // window [lo, hi)
-  Candidate prefix = hi == 64 ? 0 : (or_all >> hi) << hi;
-  int remaining = k;  // still to take from the candidates tied with prefix
-  for (int pass = 0;; ++pass) {  // uniform: every warp makes the same decisions from the same counts
-    int* histogram = s.histogram[pass % 3];
+  int hi = 64 - __clzll(s.or_all ^ s.and_all);  // window [lo, hi)
+  Candidate prefix = hi == 64 ? 0 : (s.or_all >> hi) << hi;
+  while (true) {  // uniform: every decision below is read from shared memory after a barrier
     const int lo = hi > kRadixBits ? hi - kRadixBits : 0;
     const Candidate digit_mask = (Candidate(1) << (hi - lo)) - 1;
+    for (int b = int(threadIdx.x); b < kRadixBins; b += kThreads) s.histogram[b] = 0;
+    __syncthreads();
     for (int i = int(threadIdx.x); i < count; i += kThreads) {
       const Candidate c = s.buffer[i];
-      if (hi == 64 || (c >> hi) == (prefix >> hi)) atomicAdd(&histogram[int((c >> lo) & digit_mask)], 1);
+      if (hi == 64 || (c >> hi) == (prefix >> hi)) atomicAdd(&s.histogram[int((c >> lo) & digit_mask)], 1);
     }
     __syncthreads();
-    s.histogram[(pass + 2) % 3][threadIdx.x] = 0;
-    // Lane l holds bins 8 l .. 8 l + 7 (two 16-byte loads); suffix sums over the lanes (higher bins first).
-    int counts[8];
-    const int4 low = reinterpret_cast<const int4*>(histogram)[2 * lane];
-    const int4 high = reinterpret_cast<const int4*>(histogram)[2 * lane + 1];
-    counts[0] = low.x, counts[1] = low.y, counts[2] = low.z, counts[3] = low.w;
-    counts[4] = high.x, counts[5] = high.y, counts[6] = high.z, counts[7] = high.w;
-    int lane_total = 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) lane_total += counts[j];
-    int running = lane_total;  // inclusive suffix sum over the lanes
-    for (int offset = 1; offset < kWarp; offset *= 2) {
-      const int other = __shfl_down_sync(kFullMask, running, offset);
-      if (lane + offset < kWarp) running += other;
-    }
-    const int above = running - lane_total;  // in higher lanes' bins
-    int chosen = 0, taken = above, in_chosen = 0;
-    const bool mine = above < remaining && remaining <= running;
-    if (mine) {
-#pragma unroll
-      for (int j = 7; j >= 0; --j) {
-        if (in_chosen == 0 && taken + counts[j] >= remaining) {
-          chosen = lane * 8 + j;
-          in_chosen = counts[j];
-        } else if (in_chosen == 0) {
-          taken += counts[j];
+    if (threadIdx.x < kWarp) {  // warp 0: the bin holding the remaining-th best, from the top
+      constexpr int kPerLane = kRadixBins / kWarp;
+      const int remaining = s.remaining;  // > 0
+      int lane_total = 0;
+      for (int j = 0; j < kPerLane; ++j) lane_total += s.histogram[lane * kPerLane + j];
+      int running = lane_total;  // inclusive suffix sum over the lanes (higher lanes: higher bins)
+      for (int offset = 1; offset < kWarp; offset *= 2) {
+        const int other = __shfl_down_sync(kFullMask, running, offset);
+        if (lane + offset < kWarp) running += other;
+      }
+      const int above = running - lane_total;  // in higher bins
+      if (above < remaining && remaining <= above + lane_total) {
+        int taken = above;
+        for (int j = kPerLane - 1; j >= 0; --j) {
+          const int bin = lane * kPerLane + j;
+          const int in_bin = s.histogram[bin];
+          if (taken + in_bin >= remaining) {
+            s.bound = prefix | (Candidate(bin) << lo);
+            s.remaining = remaining - taken;
+            s.bin_count = in_bin;
+            break;
+          }
+          taken += in_bin;
         }
       }
     }
-    const int owner = __ffs(__ballot_sync(kFullMask, mine)) - 1;  // exactly one lane: the counts add up >= remaining
-    chosen = __shfl_sync(kFullMask, chosen, owner);
-    taken = __shfl_sync(kFullMask, taken, owner);
-    in_chosen = __shfl_sync(kFullMask, in_chosen, owner);
-    prefix |= Candidate(chosen) << lo;
-    remaining -= taken;
-    if (in_chosen == remaining || lo == 0) break;  // the chosen bin is kept whole
-    hi = lo;
+    __syncthreads();
+    prefix = s.bound;
+    if (s.bin_count == s.remaining || lo == 0) break;  // the chosen bin is kept whole
+    hi = lo;  // (two barriers pass before warp 0 writes s.remaining / s.bin_count again)
   }
   // Keep the candidates >= prefix (exactly k of them), through `kept`, back to the front.
   if (threadIdx.x == 0) s.added[0] = 0;  // the caller's tile counters are idle here (see below)
@@ -309,28 +296,6 @@ __device__ void sort_buffer(FilterShared& s, int count) {
   }
 }
 
-// A lower bound for the k-th best candidate of a block's first tile, found without selecting: `best` is each
-// thread's best candidate of the tile (0 if it has none); each warp sorts its 32 (bitonic, shuffles) and
-// offers its ceil(k / 8)-th best, and the bound is the least offer. Each of the 8 warps holds that many
-// distinct candidates >= its offer, so at least k candidates of the tile are >= the bound: admitting only
-// those drops nothing of the top k. Replaces a keep_best of the whole first tile (H200, decode [64, 128256],
-// k = 50: ~5 us of the chunk's ~25). k <= 256 (32 lanes a warp). Every thread calls it; one barrier.
-constexpr int kFirstTileBoundMaxK = kThreads;
-__device__ __noinline__ Candidate first_tile_bound(FilterShared& s, Candidate best, int k) {
-  constexpr int kWarps = kThreads / kWarp;
-  const int lane = int(threadIdx.x) % kWarp;
-  for (int w = 2; w <= kWarp; w <<= 1) {
-    for (int d = w >> 1; d > 0; d >>= 1) best = bitonic_keep(best, __shfl_xor_sync(kFullMask, best, d), lane, d, w);
-  }
-  const Candidate offer = __shfl_sync(kFullMask, best, (k + kWarps - 1) / kWarps - 1);  // lane 0 holds the best
-  if (lane == 0) s.warp_totals[threadIdx.x / kWarp] = offer;
-  __syncthreads();
-  Candidate bound = ~Candidate(0);
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) bound = s.warp_totals[w] < bound ? s.warp_totals[w] : bound;
-  return bound;
-}
-
 // Loads tile `first` (kLoads vectors a thread, zeros past the end).
 template <int kLoads>
 __device__ __forceinline__ void load_tile(uint4 (&tile)[kLoads], const uint4* __restrict__ body, int64_t vectors,
@@ -398,21 +363,6 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
       next[j] = later[j];
     }
     load_tile(later, body, vectors, first + 2 * kTileVectors);
-    if (tile == 1 && threshold == 0 && k <= kFirstTileBoundMaxK) {  // uniform: nothing bounds the block yet
-      Candidate best = 0;
-#pragma unroll
-      for (int j = 0; j < kLoads; ++j) {
-        const int64_t v = first + int64_t(j) * kThreads + threadIdx.x;
-        const Element* elements = reinterpret_cast<const Element*>(&current[j]);
-#pragma unroll
-        for (int e = 0; e < kVector; ++e) {
-          const Candidate c = input(elements[e], body_begin + v * kVector + e);
-          if (v < vectors && c > best) best = c;
-        }
-      }
-      const Candidate bound = first_tile_bound(s, best, k);
-      threshold = bound > 0 ? bound - 1 : 0;  // admit candidates >= bound
-    }
 #pragma unroll
     for (int j = 0; j < kLoads; ++j) {
       const int64_t v = first + int64_t(j) * kThreads + threadIdx.x;
@@ -559,7 +509,7 @@ __device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, i
   }
   __syncthreads();
   const Candidate threshold = s.bound;
-  __syncthreads();  // every thread has read s.bound and warp_totals (both are written again later)
+  __syncthreads();  // s.bound is keep_best's too
   return threshold;
 }
 
