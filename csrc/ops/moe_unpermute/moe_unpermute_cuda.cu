@@ -35,8 +35,8 @@ constexpr int64_t kMaxGrid = int64_t(1) << 20;
 // acc += gates[t, j] * expert_out[slots[t, j], column ..] for j = 0..k-1 in order (explicitly rounded), with
 // InFlight rows' packs loaded before the first of them is added (bytes in flight hide the memory latency). The
 // packs stay raw 16-byte words until added: converting them early would hold Vec floats per row in registers.
-// Streaming loads (__ldcs): each row is read once, so it need not displace anything in L2 (H200, bf16 k8: T1024
-// H4096 30.4 -> 25.5 us with 8 rows in flight; the warp kernel's T16384 / T65536 within 1%).
+// Streaming loads (__ldcs): each row is read once, so it need not displace anything in L2 (H200 probe kernels,
+// bf16 k8: T1024 H4096 30.4 -> 25.5 us with 8 rows in flight; the warp kernel's T16384 / T65536 within 1%).
 template <typename Raw>
 __device__ __forceinline__ Raw load_once(const Raw* p) {
   if constexpr (std::is_same_v<Raw, uint4>) {
@@ -104,15 +104,14 @@ __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __
 }
 
 // Few tokens (a warp per token leaves the GPU idle): one thread per (token, 16-byte pack).
-// InFlight: rows loaded before they are summed (2 or 4, from k). H200, bf16 k8 T1024 H4096 with streaming loads:
-// 4 rows at a time and 5 blocks per SM (48 registers) 25.4 us, 8 rows and 3 blocks 25.6, 8 rows and 4 blocks
-// 25.8; T4096 H7168 133.9 / 137.1 / 136.3 us.
+// InFlight: rows loaded before they are summed (2 or 4, from k). H200 probe kernels, bf16 k8 T1024 H4096 with
+// streaming loads: 4 rows at a time and 5 blocks per SM (48 registers) 25.4 us, 8 rows and 3 blocks 25.6, 8 rows
+// and 4 blocks 25.8; T4096 H7168 133.9 / 137.1 / 136.3 us. This kernel in the benchmark: T1024 30.7 -> 25.8 us.
 constexpr int kThreadKernelBlocksPerSm = 5;
 template <typename T, typename Acc, int Vec, int InFlight>
-__global__ void __launch_bounds__(kBlockThreads, kThreadKernelBlocksPerSm) combine_kernel(const T* __restrict__ expert_out,
-                                                                const int64_t* __restrict__ slots,
-                                                                const Acc* __restrict__ gates,
-                                                                MoeUnpermuteShape shape, T* __restrict__ out) {
+__global__ void __launch_bounds__(kBlockThreads, kThreadKernelBlocksPerSm)
+    combine_kernel(const T* __restrict__ expert_out, const int64_t* __restrict__ slots, const Acc* __restrict__ gates,
+                   MoeUnpermuteShape shape, T* __restrict__ out) {
   const int64_t packs = shape.hidden / Vec;
   const int64_t item = int64_t(blockIdx.x) * kBlockThreads + threadIdx.x;  // the grid covers every item
   if (item >= shape.tokens * packs) return;
