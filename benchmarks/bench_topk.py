@@ -7,7 +7,9 @@ Bytes per call = the minimum a top-k must move: the input read once plus the out
 the same run): [4096, 128256] k in {1, 8, 50, 64} >= 6x and >= 60% of copy bandwidth; [4096, 32000]
 k = 1024 >= 4x; [64, 128256] k = 50 >= 5x; [1, 2^24] k in {100, 1024} >= 5x; [32768, 128] k = 8 and
 [262144, 64] k = 2 >= 15x, and topk_gating on those shapes >= 15x the torch composite; bf16 within
-1.2x of fp32 per element. Every case checks gpuprim's result against torch before timing.
+1.2x of fp32 per element. Inputs are torch.randn, except the one-row "_rand" cases: torch.rand rows, whose top
+values share one binade (the filter's coarse-histogram case; not an issue target, timed to show it). Every case
+checks gpuprim's result against torch before timing.
 """
 from __future__ import annotations
 
@@ -34,8 +36,12 @@ def _torch_gating(logits: torch.Tensor, k: int):
     return gates / gates.sum(-1, keepdim=True), ids
 
 
-def _measure(case: str, shape: Sequence[int], k: int, dtype: torch.dtype, gating: bool) -> List[timing.Row]:
-    x = torch.randn(tuple(shape), device=timing.DEVICE, dtype=torch.float32).to(dtype)
+def _measure(case: str, shape: Sequence[int], k: int, dtype: torch.dtype, gating: bool,
+             uniform: bool = False) -> List[timing.Row]:
+    # uniform: torch.rand values, all in [0, 1): the top-k sit in one binade, which the filter's histogram
+    # pre-pass bins coarsely (its slow case); otherwise torch.randn.
+    make = torch.rand if uniform else torch.randn
+    x = make(tuple(shape), device=timing.DEVICE, dtype=torch.float32).to(dtype)
     rows_count = x.numel() // shape[-1]
     if gating:
         gates, ids = gpuprim.topk_gating(x, k, "softmax", True)
@@ -75,6 +81,9 @@ def cases(quick: bool) -> List[dict]:
         dict(case="decode_64x128256_k50", shape=(64, 128256), k=50, dtype=f32, gating=False),
         dict(case="one_row_2^24_k100", shape=(1, (1 << 24) // d), k=100, dtype=f32, gating=False),
         dict(case="one_row_2^24_k1024", shape=(1, (1 << 24) // d), k=1024, dtype=f32, gating=False),
+        dict(case="one_row_2^24_k100_rand", shape=(1, (1 << 24) // d), k=100, dtype=f32, gating=False, uniform=True),
+        dict(case="one_row_2^24_k1024_rand", shape=(1, (1 << 24) // d), k=1024, dtype=f32, gating=False,
+             uniform=True),
     ]
     for tokens, experts, k in ((32768, 128, 8), (262144, 64, 2)):
         t = max(1, tokens // d)
