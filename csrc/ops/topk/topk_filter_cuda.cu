@@ -566,54 +566,6 @@ __device__ void write_top(const FilterShared& s, int kept, int64_t row, int k, c
   }
 }
 
-// A row's merge when its chunks are few (<= kRankedMaxLists) and their candidates fit the buffer: every chunk
-// appended its best sorted (best first) and noted where, so a candidate's rank in the row is the number of
-// candidates that beat it in all the lists (in its own list: its index), each counted by a binary search; the
-// ranks below k are written straight to values / indices, already in order. No radix select, no sort, one
-// barrier (H200 decode [64, 128256] k = 50: the merge by keep_best + sort took 5-6 us of the kernel's ~38).
-// Every thread calls it with the same arguments. Returns false (nothing done) when the row does not qualify.
-constexpr int kRankedMaxLists = 64;
-template <typename Bits>
-__device__ __noinline__ bool merge_ranked(FilterShared& s, const Candidate* __restrict__ from, int total,
-                                          const unsigned* __restrict__ lists, int chunks, int64_t row, int k,
-                                          const Bits* __restrict__ x, int64_t n, KeyCodec<Bits> codec,
-                                          Bits* __restrict__ values, int64_t* __restrict__ indices) {
-  if (chunks > kRankedMaxLists || total > kBufferCapacity) return false;
-  unsigned* list_start = reinterpret_cast<unsigned*>(s.kept);  // kept is idle in a merge until keep_best
-  unsigned* list_length = list_start + kRankedMaxLists;
-  for (int c = int(threadIdx.x); c < chunks; c += kThreads) {
-    list_start[c] = __ldcg(lists + 2 * c);
-    list_length[c] = __ldcg(lists + 2 * c + 1);
-  }
-  for (int i = int(threadIdx.x); i < total; i += kThreads) s.buffer[i] = __ldcg(from + i);
-  __syncthreads();
-  for (int i = int(threadIdx.x); i < total; i += kThreads) {
-    const Candidate c = s.buffer[i];
-    int rank = 0;
-    for (int l = 0; l < chunks; ++l) {  // how many of list l beat c: the first of its (descending) entries below c
-      const Candidate* list = s.buffer + list_start[l];
-      int lo = 0, hi = int(list_length[l]);
-      while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (list[mid] > c) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      rank += lo;
-    }
-    if (rank < k) {
-      const int64_t position = candidate_position(c);
-      const auto key = static_cast<Bits>(c >> 32);
-      values[row * k + rank] = codec.decodes_exactly(key) ? codec.decode(key) : x[row * n + position];
-      indices[row * k + rank] = position;
-    }
-  }
-  __syncthreads();  // the buffer and kept are reused
-  return true;
-}
-
 // Few rows: where a launch's blocks leave their best candidates, and how the row's last block merges them.
 // Per row: `capacity` candidates (chunks x k), `fill` of them appended so far (only kept ones: with the
 // pre-pass bound most chunks keep far fewer than k), `done` blocks finished. The row's last block merges the
@@ -625,7 +577,6 @@ struct RowMerge {
   unsigned* fill;
   unsigned* done;
   const unsigned* length_from;  // levels over candidates: the previous level's fill per row
-  unsigned* lists;              // per (row, chunk): where its sorted best start in the row's candidates, and how many
 };
 
 // One block per (row, chunk) item: chunk c of a row covers [c * chunk_length, ...) of its row_length
@@ -667,11 +618,7 @@ __global__ void __launch_bounds__(kThreads, 4)
       write_top(s, kept, row, k, x, n, codec, values, indices);
     } else {
       Candidate* row_candidates = merge.candidates + row * merge.capacity;
-      if (threadIdx.x == 0) {
-        s.append_at = atomicAdd(merge.fill + row, unsigned(kept));
-        merge.lists[2 * item] = s.append_at;  // item = row * chunks + chunk
-        merge.lists[2 * item + 1] = unsigned(kept);
-      }
+      if (threadIdx.x == 0) s.append_at = atomicAdd(merge.fill + row, unsigned(kept));
       __syncthreads();
       for (int i = int(threadIdx.x); i < kept; i += kThreads) row_candidates[s.append_at + i] = s.buffer[i];
       __threadfence();  // the candidates are visible to every block before the count says so
@@ -681,9 +628,7 @@ __global__ void __launch_bounds__(kThreads, 4)
       if (s.last_of_row) {  // every chunk of the row is written
         __threadfence();    // and read only after the count was seen
         const unsigned total = __ldcg(merge.fill + row);
-        if (total <= kMergeMax &&  // else the next level takes them (always true at the last)
-            !merge_ranked(s, row_candidates, int(total), merge.lists + 2 * row * chunks, int(chunks), row, k, x, n,
-                          codec, values, indices)) {
+        if (total <= kMergeMax) {  // else the next level takes them (always true at the last)
           const int merged = merge_candidates(s, row_candidates, int(total), k);
           write_top(s, merged, row, k, x, n, codec, values, indices);
         }
@@ -770,9 +715,8 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   const auto level_merge = [&](int64_t level, int64_t level_chunk_count, const RowMerge* previous) {
     const int64_t capacity = level_chunk_count * k;
     unsigned* fill = row_counters + 2 * rows * level;
-    auto* candidates = static_cast<Candidate*>(workspace.allocate(size_t(rows * capacity) * sizeof(Candidate)));
-    auto* lists = static_cast<unsigned*>(workspace.allocate(size_t(rows * level_chunk_count) * 2 * sizeof(unsigned)));
-    return RowMerge{candidates, capacity, fill, fill + rows, previous ? previous->fill : nullptr, lists};
+    return RowMerge{static_cast<Candidate*>(workspace.allocate(size_t(rows * capacity) * sizeof(Candidate))),
+                    capacity, fill, fill + rows, previous ? previous->fill : nullptr};
   };
   RowMerge merge = level_merge(0, chunks, nullptr);
   launch_level<Bits, RawInput<Bits>, true>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k,
