@@ -33,11 +33,6 @@ namespace index_reduce {
 constexpr int kThreads = 256;
 constexpr int64_t kChunkItems = 64;
 
-template <int Vec, typename T>
-struct alignas(sizeof(T) * Vec) Pack {
-  T items[Vec];
-};
-
 // Columns per thread: 16-byte loads of T, at most 32 bytes of Acc per thread.
 template <typename T>
 constexpr int vec_for() {
@@ -82,12 +77,12 @@ __global__ void __launch_bounds__(kThreads) make_keys_kernel(const Index* __rest
 template <typename T, typename Acc, int Vec>
 __device__ __forceinline__ void finalize_row(IndexReduce op, bool include_self, Acc scale, int64_t count,
                                              const Acc (&acc)[Vec], T* out) {
-  Pack<Vec, T> v = *reinterpret_cast<const Pack<Vec, T>*>(out);
+  VecOf<Vec, T> v = load_vec<Vec>(out);
 #pragma unroll
   for (int j = 0; j < Vec; ++j) {
     v.items[j] = convert<T>(finalize<T>(op, include_self, convert<Acc>(v.items[j]), acc[j], count, scale));
   }
-  *reinterpret_cast<Pack<Vec, T>*>(out) = v;
+  store_vec<Vec>(out, v);
 }
 
 template <typename T, typename Acc, int Vec>
@@ -137,9 +132,9 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(const T* __restrict__ s
       const int64_t run_begin = j;
       // The destination row's current value, fetched now so that its latency overlaps the gathers (only this
       // run ever writes the row; if the run turns out to be cut by the chunk's end the value goes unused).
-      Pack<Vec, T> self;
+      VecOf<Vec, T> self;
       if (active && full_vec) {
-        self = *reinterpret_cast<const Pack<Vec, T>*>(out_slice + static_cast<int64_t>(k) * layout.inner);
+        self = load_vec<Vec>(out_slice + static_cast<int64_t>(k) * layout.inner);
       }
       Acc acc[Vec];
 #pragma unroll
@@ -148,7 +143,7 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(const T* __restrict__ s
         if (!active) continue;
         const T* row = src_slice + static_cast<int64_t>(positions[j]) * layout.inner;
         if (full_vec) {
-          const Pack<Vec, T> p = *reinterpret_cast<const Pack<Vec, T>*>(row);
+          const VecOf<Vec, T> p = load_vec<Vec>(row);
 #pragma unroll
           for (int v = 0; v < Vec; ++v) acc[v] = combine(op, acc[v], convert<Acc>(p.items[v]));
         } else {
@@ -167,7 +162,7 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(const T* __restrict__ s
             self.items[v] = convert<T>(
                 finalize<T>(op, include_self, convert<Acc>(self.items[v]), acc[v], j - run_begin, scale));
           }
-          *reinterpret_cast<Pack<Vec, T>*>(out_row) = self;
+          store_vec<Vec>(out_row, self);
         } else if (active) {
           finalize_columns<T, Acc, Vec>(op, include_self, scale, j - run_begin, acc, out_row, column, layout.inner);
         }
@@ -254,10 +249,10 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const Key* __restrict
         const int64_t stride = row_threads;
         int64_t q = c + 1 + rt;
         for (; q + (kInFlight - 1) * stride <= d; q += kInFlight * stride) {
-          Pack<Vec, Acc> pieces[kInFlight];
+          VecOf<Vec, Acc> pieces[kInFlight];
 #pragma unroll
           for (int u = 0; u < kInFlight; ++u) {
-            pieces[u] = *reinterpret_cast<const Pack<Vec, Acc>*>(base + (q + u * stride) * 2 * layout.inner + column);
+            pieces[u] = load_vec<Vec>(base + (q + u * stride) * 2 * layout.inner + column);
           }
 #pragma unroll
           for (int u = 0; u < kInFlight; ++u) {
@@ -266,7 +261,7 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const Key* __restrict
           }
         }
         for (; q <= d; q += stride) {
-          const Pack<Vec, Acc> piece = *reinterpret_cast<const Pack<Vec, Acc>*>(base + q * 2 * layout.inner + column);
+          const VecOf<Vec, Acc> piece = load_vec<Vec>(base + q * 2 * layout.inner + column);
 #pragma unroll
           for (int v = 0; v < Vec; ++v) acc[v] = combine(op, acc[v], piece.items[v]);
         }
