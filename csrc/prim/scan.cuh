@@ -248,31 +248,30 @@ template <int kThreads, int kItems>
 struct SinglePassTile {
   static constexpr int64_t kSize = int64_t(kThreads) * kItems;
 };
-// H200, 256M fp32 (2026-11-30): 256 x 32 items, 64 registers (4 blocks per SM), 0.73 ms (16M: 0.054 ms); with
-// `reverse` a runtime flag, 80 registers (3 blocks) and 0.815 ms; capped at 64 that way it spilled: 0.93 ms.
-// 256 x 20 block-striped (before) 0.81 ms. A scratch probe of the same loop on whole tiles took 0.75-0.81 ms at
-// 256 x 24, 0.76 at 128 x 32, 0.82 at 384 x 20, 0.93 at 512 x 16, and 0.70 at 128 x 32 with tiles in
-// block-index order instead of claimed from a counter (that relies on blocks starting in index order). CUB's
-// InclusiveSum, whose float result is not reproducible, 0.68-0.69 ms; three passes 0.94 ms.
+// H200, 256M fp32 (2026-11-30): 256 x 32 items, 64 registers (4 blocks per SM), 0.73 ms (16M: 0.054 ms) with
+// tiles claimed from a counter, 0.70-0.71 ms with tile = block index (kept; 128 x 32, 128 x 24, 256 x 24 and
+// 128 x 16 that way: 0.77, 0.80, 0.74, 0.88 ms; streaming cache hints on the loads and/or stores: no change;
+// persistent blocks copying their next claimed tile into shared memory with cp.async while scanning this one:
+// 0.99 ms, as a held tile's aggregate waits for the current tile's look-back). With `reverse` a runtime flag,
+// 80 registers (3 blocks) and 0.815 ms; capped at 64 that way it spilled: 0.93 ms. 256 x 20 block-striped
+// (before) 0.81 ms. CUB's InclusiveSum, whose float result is not reproducible, 0.68-0.69 ms; three passes
+// 0.94 ms.
 constexpr int kSinglePassThreads = 256, kSinglePassItems = 32;
 constexpr int kLookbackSlots = 1;  // group look-back window: 32 groups of 32 tiles
 
+// One block per tile, tile t = blockIdx.x (the grid has exactly rows * tiles_per_row blocks): as in CUB's
+// single-pass scan, a tile waits only for tiles of lower block index, which the hardware starts first.
 // kReverse is a template flag: as a runtime flag it cost 16 registers (see the timings above).
 template <int kThreads, int kItems, int kSlots, bool kReverse, typename In, typename Acc, typename Out>
 __global__ void __launch_bounds__(kThreads) single_pass_scan_kernel(
-    const In* __restrict__ in, Out* __restrict__ out, int64_t rows, int64_t n, int64_t tiles_per_row,
-    bool exclusive, lookback::TileStatus<Acc>* tile_status, lookback::TileStatus<Acc>* group_status,
-    unsigned long long* tile_counter) {
+    const In* __restrict__ in, Out* __restrict__ out, int64_t n, int64_t tiles_per_row, bool exclusive,
+    lookback::TileStatus<Acc>* tile_status, lookback::TileStatus<Acc>* group_status) {
   __shared__ TileTemp<Acc, kThreads, kItems> temp;
   __shared__ Acc window[32 * kSlots];
-  __shared__ int64_t claimed;
   __shared__ Acc tile_prefix;
-  const int64_t total = rows * tiles_per_row;
   const int64_t groups_per_row = lookback::groups_for(tiles_per_row);
-  for (;;) {
-    // Claimed when ready to load (H200: 256M fp32, 256 x 16 items, 0.92 -> 1.29 ms when claimed one tile ahead).
-    const int64_t t = lookback::claim_tile(tile_counter, claimed);
-    if (t >= total) return;
+  {
+    const int64_t t = blockIdx.x;
     const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
     scan_tile<kThreads, kItems>(in + row * n, out + row * n, n, tile * SinglePassTile<kThreads, kItems>::kSize,
                                 exclusive, kReverse, temp, [&](Acc aggregate) {
@@ -285,7 +284,6 @@ __global__ void __launch_bounds__(kThreads) single_pass_scan_kernel(
                                   __syncthreads();  // tile_prefix visible; the scan's memory free
                                   return tile_prefix;
                                 });
-    // scan_tile ends with a barrier: `claimed` may be written again.
   }
 }
 
@@ -315,16 +313,21 @@ inline bool three_pass_requested() {
   return algo != nullptr && std::strcmp(algo, "three_pass") == 0;
 }
 
+template <int kThreads, int kItems>
+int64_t single_pass_tiles(int64_t rows, int64_t n) {
+  return rows * ((n + SinglePassTile<kThreads, kItems>::kSize - 1) / SinglePassTile<kThreads, kItems>::kSize);
+}
+
 template <int kThreads, int kItems, int kSlots, typename In, typename Acc, typename Out>
 void single_pass_launch(const In* in, Out* out, int64_t rows, int64_t n, bool exclusive, bool reverse,
                         Workspace& workspace, cudaStream_t stream) {
-  const int64_t tiles_per_row = (n + SinglePassTile<kThreads, kItems>::kSize - 1) / SinglePassTile<kThreads, kItems>::kSize;
-  const int64_t total_tiles = rows * tiles_per_row;
+  const int64_t total_tiles = single_pass_tiles<kThreads, kItems>(rows, n);
+  const int64_t tiles_per_row = total_tiles / rows;
   const auto state = lookback::allocate_state<Acc>(rows, tiles_per_row, workspace, stream);
   auto kernel = reverse ? single_pass_scan_kernel<kThreads, kItems, kSlots, true, In, Acc, Out>
                         : single_pass_scan_kernel<kThreads, kItems, kSlots, false, In, Acc, Out>;
-  kernel<<<grid_for(total_tiles, 1), kThreads, 0, stream>>>(in, out, rows, n, tiles_per_row, exclusive, state.tiles,
-                                                            state.groups, state.counter);
+  kernel<<<static_cast<unsigned>(total_tiles), kThreads, 0, stream>>>(in, out, n, tiles_per_row, exclusive,
+                                                                      state.tiles, state.groups);
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -347,7 +350,9 @@ void scan_launch(const In* in, Out* out, Shape shape, bool exclusive, bool rever
   }
   if constexpr (sizeof(Acc) == 4) {
     constexpr int64_t kSize = SinglePassTile<kSinglePassThreads, kSinglePassItems>::kSize;
-    if (n > kSize && !three_pass_requested()) {
+    // A block per tile: beyond kMaxGrid tiles (2^43 elements) the three passes' grid-stride loops take over.
+    if (n > kSize && single_pass_tiles<kSinglePassThreads, kSinglePassItems>(rows, n) <= kMaxGrid &&
+        !three_pass_requested()) {
       single_pass_launch<kSinglePassThreads, kSinglePassItems, kLookbackSlots, In, Acc, Out>(in, out, rows, n, exclusive, reverse,
                                                                               workspace, stream);
       return;
