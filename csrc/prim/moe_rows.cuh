@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "common/launch_utils.h"
 #include "prim/types.cuh"
 
 namespace gpuprim {
@@ -31,10 +32,10 @@ inline int pack_width(int64_t row_elements, const void* a, const void* b, const 
   return (row_elements % full == 0 && aligned(a) && aligned(b) && (c == nullptr || aligned(c))) ? full : 1;
 }
 
-inline unsigned warp_grid(int64_t items) {
-  const int64_t blocks = (items + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > (int64_t(1) << 20) ? (int64_t(1) << 20) : blocks));
-}
+constexpr int64_t kMaxBlocks = int64_t(1) << 20;  // the kernels are grid-stride loops: more blocks add nothing
+
+// Blocks for a warp per item.
+inline unsigned warp_grid(int64_t items) { return grid_for(items, kWarpsPerBlock, kMaxBlocks); }
 
 }  // namespace moe
 }  // namespace gpuprim

@@ -30,7 +30,6 @@ using moe::mul_rn;
 using moe::Pack;
 
 constexpr int kColumnUnroll = 4;  // backward: packs in flight per lane
-constexpr int64_t kMaxGrid = int64_t(1) << 20;
 
 // acc += gates[t, j] * expert_out[slots[t, j], column ..] for j = 0..k-1 in order (explicitly rounded), with
 // InFlight rows' packs loaded before the first of them is added (bytes in flight hide the memory latency). The
@@ -194,10 +193,6 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
   }
 }
 
-inline unsigned thread_grid(int64_t items) {  // grid-stride kernels
-  return unsigned(std::clamp<int64_t>((items + kBlockThreads - 1) / kBlockThreads, 1, kMaxGrid));
-}
-
 template <typename T>
 void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUnpermuteShape shape, T* out,
              cudaStream_t stream) {
@@ -249,8 +244,8 @@ void backward(const T* grad, const T* expert_out, const int64_t* slots, const vo
     GPUPRIM_CUDA_CHECK(cudaMemsetAsync(pair_of_row, 0xff, sizeof(long long) * shape.rows, stream));  // -1
   }
   if (shape.tokens * shape.k > 0) {
-    invert_slots_kernel<Acc><<<thread_grid(shape.tokens * shape.k), kBlockThreads, 0, stream>>>(slots, shape,
-                                                                                               pair_of_row, gg);
+    const unsigned pairs_grid = grid_for(shape.tokens * shape.k, kBlockThreads, moe::kMaxBlocks);
+    invert_slots_kernel<Acc><<<pairs_grid, kBlockThreads, 0, stream>>>(slots, shape, pair_of_row, gg);
     GPUPRIM_LAUNCH_CHECK();
   }
   if (shape.rows == 0) return;

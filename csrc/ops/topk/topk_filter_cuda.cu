@@ -28,6 +28,7 @@
 
 #include "common/cuda_check.h"
 #include "common/device_info.h"
+#include "common/launch_utils.h"
 #include "ops/topk/topk_filter.h"
 
 namespace gpuprim {
@@ -649,16 +650,12 @@ std::pair<int64_t, int64_t> plan_chunks(int64_t rows, int64_t row_length, int64_
   return {(row_length + chunk_length - 1) / chunk_length, chunk_length};
 }
 
-unsigned grid_of(int64_t items, int64_t resident_blocks) {
-  return static_cast<unsigned>(std::min<int64_t>(items, std::max<int64_t>(resident_blocks, 1) * 8));
-}
-
 template <typename Bits, typename Input, bool kMergeRows>
 void launch_level(Input input, const typename Input::Element* in, int64_t rows, int64_t row_length, int64_t chunks,
                   int64_t chunk_length, int64_t k, Admit admit, const unsigned* row_histograms, RowMerge merge,
                   const Bits* x, int64_t n, KeyCodec<Bits> codec, Bits* values, int64_t* indices,
                   int64_t resident_blocks, cudaStream_t stream) {
-  filter_topk_kernel<Bits, Input, kMergeRows><<<grid_of(rows * chunks, resident_blocks), kThreads, 0, stream>>>(
+  filter_topk_kernel<Bits, Input, kMergeRows><<<grid_for(rows * chunks, 1, 8 * resident_blocks), kThreads, 0, stream>>>(
       input, in, rows, row_length, chunks, chunk_length, int(k), admit, row_histograms, merge, x, n, codec, values,
       indices);
   GPUPRIM_LAUNCH_CHECK();
@@ -707,7 +704,7 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   unsigned* row_histograms = prepass ? zeroed : nullptr;
   unsigned* row_counters = zeroed + histogram_counters;
   if (prepass) {  // exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold
-    row_histogram_kernel<Bits><<<grid_of(rows * chunks, resident), kThreads, 0, stream>>>(x, rows, n, chunks,
+    row_histogram_kernel<Bits><<<grid_for(rows * chunks, 1, 8 * resident), kThreads, 0, stream>>>(x, rows, n, chunks,
                                                                                          chunk_length, codec,
                                                                                          row_histograms);
     GPUPRIM_LAUNCH_CHECK();
