@@ -270,21 +270,19 @@ __global__ void __launch_bounds__(kThreads) single_pass_scan_kernel(
   __shared__ Acc window[32 * kSlots];
   __shared__ Acc tile_prefix;
   const int64_t groups_per_row = lookback::groups_for(tiles_per_row);
-  {
-    const int64_t t = blockIdx.x;
-    const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
-    scan_tile<kThreads, kItems>(in + row * n, out + row * n, n, tile * SinglePassTile<kThreads, kItems>::kSize,
-                                exclusive, kReverse, temp, [&](Acc aggregate) {
-                                  if (threadIdx.x < 32) {  // warp 0, whole
-                                    const Acc prefix = lookback::tile_exclusive_prefix<kSlots>(
-                                        tile_status + row * tiles_per_row, group_status + row * groups_per_row, tile,
-                                        aggregate, window);
-                                    if (threadIdx.x == 0) tile_prefix = prefix;
-                                  }
-                                  __syncthreads();  // tile_prefix visible; the scan's memory free
-                                  return tile_prefix;
-                                });
-  }
+  const int64_t t = blockIdx.x;
+  const int64_t row = t / tiles_per_row, tile = t % tiles_per_row;
+  scan_tile<kThreads, kItems>(in + row * n, out + row * n, n, tile * SinglePassTile<kThreads, kItems>::kSize,
+                              exclusive, kReverse, temp, [&](Acc aggregate) {
+                                if (threadIdx.x < 32) {  // warp 0, whole
+                                  const Acc prefix = lookback::tile_exclusive_prefix<kSlots>(
+                                      tile_status + row * tiles_per_row, group_status + row * groups_per_row, tile,
+                                      aggregate, window);
+                                  if (threadIdx.x == 0) tile_prefix = prefix;
+                                }
+                                __syncthreads();  // tile_prefix visible; the scan's memory free
+                                return tile_prefix;
+                              });
 }
 
 template <typename In, typename Acc, typename Out>
@@ -353,8 +351,8 @@ void scan_launch(const In* in, Out* out, Shape shape, bool exclusive, bool rever
     // A block per tile: beyond kMaxGrid tiles (2^43 elements) the three passes' grid-stride loops take over.
     if (n > kSize && single_pass_tiles<kSinglePassThreads, kSinglePassItems>(rows, n) <= kMaxGrid &&
         !three_pass_requested()) {
-      single_pass_launch<kSinglePassThreads, kSinglePassItems, kLookbackSlots, In, Acc, Out>(in, out, rows, n, exclusive, reverse,
-                                                                              workspace, stream);
+      single_pass_launch<kSinglePassThreads, kSinglePassItems, kLookbackSlots, In, Acc, Out>(
+          in, out, rows, n, exclusive, reverse, workspace, stream);
       return;
     }
   }

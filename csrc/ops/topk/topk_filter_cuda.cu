@@ -655,7 +655,8 @@ void launch_level(Input input, const typename Input::Element* in, int64_t rows, 
                   int64_t chunk_length, int64_t k, Admit admit, const unsigned* row_histograms, RowMerge merge,
                   const Bits* x, int64_t n, KeyCodec<Bits> codec, Bits* values, int64_t* indices,
                   int64_t resident_blocks, cudaStream_t stream) {
-  filter_topk_kernel<Bits, Input, kMergeRows><<<grid_for(rows * chunks, 1, 8 * resident_blocks), kThreads, 0, stream>>>(
+  const unsigned grid = grid_for(rows * chunks, 1, 8 * resident_blocks);
+  filter_topk_kernel<Bits, Input, kMergeRows><<<grid, kThreads, 0, stream>>>(
       input, in, rows, row_length, chunks, chunk_length, int(k), admit, row_histograms, merge, x, n, codec, values,
       indices);
   GPUPRIM_LAUNCH_CHECK();
@@ -704,9 +705,8 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   unsigned* row_histograms = prepass ? zeroed : nullptr;
   unsigned* row_counters = zeroed + histogram_counters;
   if (prepass) {  // exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold
-    row_histogram_kernel<Bits><<<grid_for(rows * chunks, 1, 8 * resident), kThreads, 0, stream>>>(x, rows, n, chunks,
-                                                                                         chunk_length, codec,
-                                                                                         row_histograms);
+    row_histogram_kernel<Bits><<<grid_for(rows * chunks, 1, 8 * resident), kThreads, 0, stream>>>(
+        x, rows, n, chunks, chunk_length, codec, row_histograms);
     GPUPRIM_LAUNCH_CHECK();
   }
   const auto level_merge = [&](int64_t level, int64_t level_chunk_count, const RowMerge* previous) {
