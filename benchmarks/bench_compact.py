@@ -3,9 +3,11 @@
 python3 benchmarks/bench_compact.py --out DIR [--cub-bin PATH] [--quick]
 
 Bytes per call = the minimum any compaction of x by a bool mask must move: x read (4 B/elem for
-fp32), mask read (1 B/elem), kept elements written. gpuprim.compact also zero-fills the tail of its
-fixed-capacity output (4 B per dropped element, not counted: it is part of gpuprim's contract), and
-never syncs; torch.masked_select syncs to size its output. Two CUB anchors in the fp32 keep50 case:
+fp32), mask read (1 B/elem), kept elements written. gpuprim.compact by default also fills the tail of
+its fixed-capacity output with zeros (4 B per dropped element, not counted: it is part of its default
+contract); impl "gpuprim_no_fill" is compact(..., fill_value=None), which leaves the tail unwritten as
+CUB does. gpuprim never syncs; torch.masked_select syncs to size its output. Two CUB anchors in the
+fp32 keep50 case:
 select_flagged_f32_half (impl "cub_flagged") does compact's work minus the zero tail: fp32 values
 with a bool flag array, about half set, 4n + n + 4*kept bytes; select_if_f32_half (impl "cub")
 selects with a predicate on the values, so it reads no mask: 4n + 4*kept bytes, a lower bound.
@@ -37,8 +39,14 @@ def _measure(case: str, n: int, dtype: torch.dtype, keep: float, cub_bin: Option
     del out, count, expected
     common = dict(bytes_moved=n * (x.element_size() + 1) + k * x.element_size(), shape=(n,), dtype=dtype, numel=n,
                   keep=keep)
+    no_fill, no_fill_count = gpuprim.compact(x, mask, fill_value=None)
+    if int(no_fill_count) != k or not torch.equal(no_fill[:k], torch.masked_select(x, mask)):
+        raise AssertionError(f"gpuprim.compact(fill_value=None) {case}: kept elements differ")
+    del no_fill, no_fill_count
     rows = [
         timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim.compact(x, mask)), **common),
+        timing.record(OP, case, "gpuprim_no_fill", timing.bench(lambda: gpuprim.compact(x, mask, fill_value=None)),
+                      **common),
         timing.record(OP, case, "torch", timing.bench(lambda: torch.masked_select(x, mask)), **common),
     ]
     del x, mask

@@ -42,8 +42,9 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("sum(Tensor x, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags);
   m.def("mean(Tensor x, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags);
   // Stream compaction: the elements of x (flattened, row-major) where mask (bool, x's shape) is
-  // set, in order, then zeros: out has x.numel() elements, count (int64 [1]) says how many were kept.
-  m.def("compact(Tensor x, Tensor mask) -> (Tensor out, Tensor count)", tags);
+  // set, in order, then fill_value (x's dtype; None: the tail is left unwritten, like torch.empty):
+  // out has x.numel() elements, count (int64 [1]) says how many were kept.
+  m.def("compact(Tensor x, Tensor mask, *, Scalar? fill_value=0) -> (Tensor out, Tensor count)", tags);
   // Runs of equal (==) consecutive elements of 1-D x: unique (x's dtype and size) holds each run's
   // first element, counts (int64, x's size) its length, both zero past num_runs (int64 [1]).
   m.def("run_length_encode(Tensor x) -> (Tensor unique, Tensor counts, Tensor num_runs)", tags);

@@ -1,7 +1,8 @@
 """gpuprim.compact / gpuprim.masked_select against torch.masked_select, on CPU and CUDA.
 
 A compaction has exactly one answer, so kept elements are compared bitwise (NaN payloads and the
-sign of zero survive), the tail must be zero bits, and count exact.
+sign of zero survive), the tail must be fill_value's bits (zero by default; unchecked for None), and
+count exact.
 """
 import pytest
 import torch
@@ -40,15 +41,17 @@ def bits(t):
     return t
 
 
-def check_compact(x, mask):
-    out, count = gpuprim.compact(x, mask)
+def check_compact(x, mask, fill_value=0):
+    out, count = gpuprim.compact(x, mask, fill_value=fill_value)
     expected = torch.masked_select(bits(x), mask)  # bit copies of the kept elements, row-major
     k = expected.numel()
     assert out.dtype == x.dtype and out.shape == (x.numel(),) and out.device == x.device
     assert count.dtype == torch.int64 and count.shape == (1,) and count.device == x.device
     assert int(count) == k
     assert torch.equal(bits(out)[:k].cpu(), expected.cpu()), "kept elements differ"
-    assert bool((bits(out)[k:] == 0).all()), "tail is not zero-filled"
+    if fill_value is not None:  # None leaves the tail unwritten: nothing to check there
+        fill = bits(torch.full((), fill_value, dtype=x.dtype))
+        assert bool((bits(out)[k:].cpu() == fill).all()), f"tail is not filled with {fill_value}"
     return out, count
 
 
@@ -71,6 +74,19 @@ def test_structured_cases(device):
         check_compact(x, ~sparse)
 
 
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float64, torch.bfloat16, torch.int32, torch.uint8,
+                                   torch.int64, torch.bool), ids=str)
+def test_fill_value(device, dtype):
+    fills = [None, True] if dtype == torch.bool else [None, 7, -1 if dtype != torch.uint8 else 255]
+    if dtype.is_floating_point:
+        fills += [float("nan"), -0.0, float("-inf"), 0.5]
+    for n in (0, 1, 5, 4097, 8193, 70_001):
+        x = (torch.randn(n, device=device) * 50).to(dtype)
+        for kind in ("random", "all", "none"):
+            for fill_value in fills:
+                check_compact(x, make_mask(x, kind, seed=n), fill_value=fill_value)
+
+
 def test_masked_select(device):
     x = torch.randn(37, 129, device=device)
     mask = make_mask(x, "random")
@@ -89,6 +105,7 @@ def test_opcheck(device, dtype):
 def test_opcheck_requires_grad(device):
     x = torch.randn(7, 33, device=device, dtype=torch.float64, requires_grad=True)
     run_opcheck(torch.ops.gpuprim.compact.default, (x, make_mask(x, "random")))
+    run_opcheck(torch.ops.gpuprim.compact.default, (x, make_mask(x, "random")), {"fill_value": -2.5})
 
 
 def test_gradcheck(device):
@@ -153,6 +170,13 @@ def test_bad_arguments(device):
     with pytest.raises(TypeError, match="gpuprim.compact: x must be a floating-point, integer or bool tensor"):
         gpuprim.compact(torch.zeros(3, dtype=torch.complex64, device=device), torch.ones(3, dtype=torch.bool,
                                                                                         device=device))
+    keep = torch.ones(3, dtype=torch.bool, device=device)
+    with pytest.raises(ValueError, match="gpuprim.compact: fill_value must be representable in x's dtype Byte, "
+                                         "got 300"):
+        gpuprim.compact(torch.zeros(3, dtype=torch.uint8, device=device), keep, fill_value=300)
+    with pytest.raises(ValueError, match="gpuprim.compact: fill_value must be representable in x's dtype Int, "
+                                         "got nan"):
+        gpuprim.compact(torch.zeros(3, dtype=torch.int32, device=device), keep, fill_value=float("nan"))
 
 
 @pytest.mark.gpu
@@ -161,10 +185,11 @@ def test_cuda_matches_cpu(dtype):
     for sample in value_samples("cpu", dtype):
         for kind in MASKS:
             mask = make_mask(sample.x, kind)
-            cpu = gpuprim.compact(sample.x, mask)
-            cuda = gpuprim.compact(sample.x.cuda(), mask.cuda())
-            for a, b in zip(cpu, cuda):
-                assert_bitwise_equal(a, b.cpu(), f"{sample} {kind}")
+            for fill_value in (0, 1):
+                cpu = gpuprim.compact(sample.x, mask, fill_value=fill_value)
+                cuda = gpuprim.compact(sample.x.cuda(), mask.cuda(), fill_value=fill_value)
+                for a, b in zip(cpu, cuda):
+                    assert_bitwise_equal(a, b.cpu(), f"{sample} {kind} fill {fill_value}")
 
 
 @pytest.mark.gpu
@@ -177,6 +202,8 @@ def test_cuda_large_random():
         check_compact(x.double(), mask)
         check_compact(x[3:], mask[3:])  # storage offsets: element-by-element loads instead of vectors
         check_compact(x[4:], mask[:-4])
+        check_compact(x, mask, fill_value=None)
+        check_compact(x.to(torch.uint8), mask, fill_value=3)
 
 
 @pytest.mark.gpu
@@ -185,6 +212,7 @@ def test_no_sync_and_graph_capture():
     mask = torch.rand(3, 100_000, device="cuda") < 0.3
     check_no_sync_and_graph_capture(lambda: gpuprim.compact(x, mask))
     check_no_sync_and_graph_capture(lambda: gpuprim.compact(x.t(), mask.t()))  # non-contiguous
+    check_no_sync_and_graph_capture(lambda: gpuprim.compact(x, mask, fill_value=-1.0))
     e = torch.zeros(0, device="cuda")
     check_no_sync_and_graph_capture(lambda: gpuprim.compact(e, e.bool()))
 

@@ -73,10 +73,11 @@ at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim, 
   return op.call(x, dim, keepdim, dtype);
 }
 
-std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor& mask) {
-  static const auto op =
-      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&)>("gpuprim::compact");
-  return op.call(x, mask);
+std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor& mask,
+                                           const std::optional<at::Scalar>& fill_value) {
+  static const auto op = find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                    const std::optional<at::Scalar>&)>("gpuprim::compact");
+  return op.call(x, mask, fill_value);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x) {

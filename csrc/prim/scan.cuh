@@ -255,8 +255,10 @@ struct SinglePassTile {
 // 0.99 ms, as a held tile's aggregate waits for the current tile's look-back). With `reverse` a runtime flag,
 // 80 registers (3 blocks) and 0.815 ms; capped at 64 that way it spilled: 0.93 ms. 256 x 20 block-striped
 // (before) 0.81 ms. CUB's InclusiveSum, whose float result is not reproducible, 0.68-0.69 ms; three passes
-// 0.94 ms.
+// 0.94 ms. With the look-back's first poll delayed 1100 ns (prim/lookback.cuh; the same tiles and additions):
+// 0.656 ms, 16M 0.050 ms, bf16 256M 0.50 -> 0.47 ms.
 constexpr int kSinglePassThreads = 256, kSinglePassItems = 32;
+constexpr unsigned kFirstPollDelayNs = 1100;
 constexpr int kLookbackSlots = 1;  // group look-back window: 32 groups of 32 tiles
 
 // One block per tile, tile t = blockIdx.x (the grid has exactly rows * tiles_per_row blocks): as in CUB's
@@ -277,7 +279,7 @@ __global__ void __launch_bounds__(kThreads) single_pass_scan_kernel(
                                 if (threadIdx.x < 32) {  // warp 0, whole
                                   const Acc prefix = lookback::tile_exclusive_prefix<kSlots>(
                                       tile_status + row * tiles_per_row, group_status + row * groups_per_row, tile,
-                                      aggregate, window);
+                                      aggregate, window, kFirstPollDelayNs);
                                   if (threadIdx.x == 0) tile_prefix = prefix;
                                 }
                                 __syncthreads();  // tile_prefix visible; the scan's memory free

@@ -2,31 +2,37 @@
 gpuprim.masked_select (exact size, syncs)."""
 from __future__ import annotations
 
-from typing import Tuple
+from numbers import Number
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
 
 
-def compact(x: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:
+def compact(x: Tensor, mask: Tensor, *, fill_value: Optional[Number] = 0) -> Tuple[Tensor, Tensor]:
     """Keeps the elements of ``x`` where ``mask`` is set, in order, without a host sync.
 
     Args:
         x: tensor of any shape; bool, integer or floating dtype. Flattened row-major
             (non-contiguous inputs are read as if made contiguous).
         mask: bool tensor of ``x``'s shape, on ``x``'s device.
+        fill_value: what fills the tail of ``out`` (converted to ``x``'s dtype; a value the dtype
+            cannot hold is a ValueError), like ``torch.nonzero_static``'s. ``None`` leaves the tail
+            unwritten — arbitrary values, like ``torch.empty`` — and saves the tail's writes (CUDA,
+            256M fp32 half kept: about a quarter of the time).
 
     Returns:
         ``(out, count)``: ``out`` is 1-D with ``x.numel()`` elements of ``x``'s dtype: the kept
-        elements first (bit copies, in row-major order, like ``x[mask]``), then the tail ZERO-filled;
+        elements first (bit copies, in row-major order, like ``x[mask]``), then ``fill_value``;
         ``count`` is a 1-element int64 tensor on ``x``'s device, the number kept. ``out[:count]``
         equals ``torch.masked_select(x, mask)``.
 
-    Deterministic (a compaction has one answer). Differentiable in floating ``x``: the gradient of
-    ``x`` is ``grad_out`` gathered back to the kept positions, zero elsewhere (the tail of ``out``
-    gets no gradient to anything). CUDA: one pass over x and the mask (64-bit sizes, no host sync).
+    Deterministic (a compaction has one answer; with ``fill_value=None`` only ``out[:count]`` is
+    defined). Differentiable in floating ``x``: the gradient of ``x`` is ``grad_out`` gathered back
+    to the kept positions, zero elsewhere (the tail of ``out`` gets no gradient to anything).
+    CUDA: one pass over x and the mask (64-bit sizes, no host sync).
     """
-    out, count = torch.ops.gpuprim.compact.default(x, mask)
+    out, count = torch.ops.gpuprim.compact.default(x, mask, fill_value=fill_value)
     return out, count
 
 
@@ -35,5 +41,5 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     :func:`compact`. SYNCS with the host (reads the count to size the result): use
     :func:`compact` to stay asynchronous or CUDA-graph capturable. Not torch.compile-friendly
     without graph breaks (data-dependent output size)."""
-    out, count = compact(x, mask)
+    out, count = compact(x, mask, fill_value=None)
     return out[: int(count.item())]

@@ -57,9 +57,11 @@ at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim = std::nullopt,
                 std::optional<at::ScalarType> dtype = std::nullopt);
 
 // (out, count): the elements of x (flattened row-major) where the bool mask (x's shape) is set,
-// in order, followed by zeros (out has x.numel() elements); count is a 1-element int64 tensor on
-// x's device. No host sync. Differentiable in floating x.
-std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor& mask);
+// in order, followed by fill_value in x's dtype (nullopt: the tail is left unwritten; out has
+// x.numel() elements); count is a 1-element int64 tensor on x's device. No host sync.
+// Differentiable in floating x.
+std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor& mask,
+                                           const std::optional<at::Scalar>& fill_value = at::Scalar(0));
 // (unique, counts, num_runs) of 1-D x: runs of consecutive elements equal under == (NaN != NaN,
 // -0.0 == +0.0), each run's first element and its int64 length, zero past the 1-element int64
 // num_runs. No host sync; on CUDA x may have at most 2^31 - 1 elements. Not differentiable.

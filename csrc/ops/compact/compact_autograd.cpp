@@ -13,9 +13,9 @@ namespace {
 class CompactFunction : public torch::autograd::Function<CompactFunction> {
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
-                                                const at::Tensor& mask) {
+                                                const at::Tensor& mask, const std::optional<at::Scalar>& fill_value) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    auto [out, count] = gpuprim::compact(x, mask);
+    auto [out, count] = gpuprim::compact(x, mask, fill_value);
     ctx->save_for_backward({mask});
     ctx->mark_non_differentiable({count});
     return {out, count};
@@ -29,12 +29,13 @@ class CompactFunction : public torch::autograd::Function<CompactFunction> {
     // Slot of each kept element in out: the number of kept elements before it.
     const at::Tensor slot = (at::cumsum(flags, 0, at::kLong) - 1).clamp_min(0);
     const at::Tensor grad_x = at::where(flags, grad_out.index_select(0, slot), at::zeros({}, grad_out.options()));
-    return {grad_x.reshape_symint(mask.sym_sizes()), at::Tensor()};
+    return {grad_x.reshape_symint(mask.sym_sizes()), at::Tensor(), at::Tensor()};
   }
 };
 
-std::tuple<at::Tensor, at::Tensor> compact_autograd(const at::Tensor& x, const at::Tensor& mask) {
-  auto outputs = CompactFunction::apply(x, mask);
+std::tuple<at::Tensor, at::Tensor> compact_autograd(const at::Tensor& x, const at::Tensor& mask,
+                                                    const std::optional<at::Scalar>& fill_value) {
+  auto outputs = CompactFunction::apply(x, mask, fill_value);
   return {outputs[0], outputs[1]};
 }
 

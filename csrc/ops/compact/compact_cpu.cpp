@@ -18,14 +18,28 @@ void compact_check(const at::Tensor& x, const at::Tensor& mask) {
                     mask.sym_sizes());
 }
 
+at::Tensor compact_fill(const at::Tensor& x, const std::optional<at::Scalar>& fill_value) {
+  if (!fill_value.has_value()) return at::Tensor();
+  at::Tensor fill = at::empty({}, at::TensorOptions().dtype(x.scalar_type()));
+  try {
+    fill.fill_(*fill_value);  // checks that x's dtype holds the value
+  } catch (const std::exception&) {  // (catching c10::Error here missed torch's throw: its type_info differs)
+    GPUPRIM_CHECK_ARG(false, "compact", "fill_value", c10::str("representable in x's dtype ", x.scalar_type()),
+                      *fill_value);
+  }
+  return fill;
+}
+
 namespace {
 
-// out[k] = the k-th kept element of x (row-major order), bit copies; the tail stays zero.
-std::tuple<at::Tensor, at::Tensor> compact_cpu(const at::Tensor& x, const at::Tensor& mask) {
+// out[k] = the k-th kept element of x (row-major order), bit copies; then fill_value (or nothing).
+std::tuple<at::Tensor, at::Tensor> compact_cpu(const at::Tensor& x, const at::Tensor& mask,
+                                               const std::optional<at::Scalar>& fill_value) {
   compact_check(x, mask);
+  const at::Tensor fill = compact_fill(x, fill_value);
   const at::Tensor input = x.contiguous();
   const at::Tensor flags = mask.contiguous();
-  at::Tensor out = at::zeros({x.numel()}, x.options());
+  at::Tensor out = at::empty({x.numel()}, x.options());
   at::Tensor count = at::empty({1}, x.options().dtype(at::kLong));
   const int64_t n = x.numel();
   const size_t size = x.element_size();
@@ -40,6 +54,7 @@ std::tuple<at::Tensor, at::Tensor> compact_cpu(const at::Tensor& x, const at::Te
     }
   }
   count.mutable_data_ptr<int64_t>()[0] = kept;
+  if (fill.defined()) out.narrow(0, kept, n - kept).fill_(fill);
   return {out, count};
 }
 

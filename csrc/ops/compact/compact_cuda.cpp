@@ -10,8 +10,10 @@
 namespace gpuprim {
 namespace {
 
-std::tuple<at::Tensor, at::Tensor> compact_cuda(const at::Tensor& x, const at::Tensor& mask) {
+std::tuple<at::Tensor, at::Tensor> compact_cuda(const at::Tensor& x, const at::Tensor& mask,
+                                                const std::optional<at::Scalar>& fill_value) {
   compact_check(x, mask);
+  const at::Tensor fill = compact_fill(x, fill_value);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();
   const at::Tensor flags = mask.contiguous();
@@ -20,7 +22,7 @@ std::tuple<at::Tensor, at::Tensor> compact_cuda(const at::Tensor& x, const at::T
   TorchWorkspace workspace(x.device());
   compact_cuda_launch(input.const_data_ptr(), flags.const_data_ptr<bool>(), x.numel(),
                       static_cast<int>(x.element_size()), out.mutable_data_ptr(), count.mutable_data_ptr<int64_t>(),
-                      workspace, current_stream());
+                      fill.defined() ? fill.const_data_ptr() : nullptr, workspace, current_stream());
   return {out, count};
 }
 

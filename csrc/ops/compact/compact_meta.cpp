@@ -7,8 +7,10 @@
 namespace gpuprim {
 namespace {
 
-std::tuple<at::Tensor, at::Tensor> compact_meta(const at::Tensor& x, const at::Tensor& mask) {
+std::tuple<at::Tensor, at::Tensor> compact_meta(const at::Tensor& x, const at::Tensor& mask,
+                                                const std::optional<at::Scalar>& fill_value) {
   compact_check(x, mask);
+  compact_fill(x, fill_value);
   return {at::empty_symint({x.sym_numel()}, x.options()), at::empty({1}, x.options().dtype(at::kLong))};
 }
 
