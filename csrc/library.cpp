@@ -31,6 +31,9 @@ TORCH_LIBRARY(gpuprim, m) {
   // Stable sort along dim (ascending, or descending), NaN after every number (before, if
   // descending), -0.0 equal to +0.0. indices: int64 positions along dim. Deterministic.
   m.def("sort(Tensor x, int dim=-1, *, bool descending=False) -> (Tensor values, Tensor indices)", tags);
+  // The values of sort(x, dim, descending) alone. One row of int32 / int64 (every other dim of size 1) takes a
+  // keys-only radix sort on CUDA (no positions carried); anything else costs what sort costs.
+  m.def("sort_values(Tensor x, int dim=-1, *, bool descending=False) -> Tensor", tags);
   // Stable sort of 1-D keys carrying values (rows along values' first dim) with them, in sort's
   // order. end_bit (integer keys in [0, 2^end_bit)) lets the radix sort skip the high bits.
   m.def("sort_pairs(Tensor keys, Tensor values, *, bool descending=False, int? end_bit=None)"

@@ -53,6 +53,11 @@ std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim, bool d
   return op.call(x, dim, descending);
 }
 
+at::Tensor sort_values(const at::Tensor& x, int64_t dim, bool descending) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, int64_t, bool)>("gpuprim::sort_values");
+  return op.call(x, dim, descending);
+}
+
 std::tuple<at::Tensor, at::Tensor> sort_pairs(const at::Tensor& keys, const at::Tensor& values, bool descending,
                                               std::optional<int64_t> end_bit) {
   static const auto op =

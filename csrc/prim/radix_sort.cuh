@@ -80,5 +80,12 @@ template <typename Key, typename Value, bool kDescending = false>
 void sort_pairs_direct(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, int64_t n,
                        int end_bit, Workspace& workspace, cudaStream_t stream);
 
+// Sort of n signed keys as they are (no payload: equal keys are the same bits, so stability is moot),
+// keys_in (left unchanged) to keys_out; CUB's alternate buffer comes from the workspace.
+// n <= INT32_MAX. Instantiated in common/radix_sort_direct_cuda.cu for Key in {int32, int64}, both
+// orders (gpuprim::sort_values).
+template <typename Key, bool kDescending>
+void sort_keys_direct(const Key* keys_in, Key* keys_out, int64_t n, Workspace& workspace, cudaStream_t stream);
+
 }  // namespace radix_sort
 }  // namespace gpuprim

@@ -43,6 +43,7 @@ from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
 from gpuprim.sort_pairs import sort_pairs  # noqa: E402
+from gpuprim.sort_values import sort_values  # noqa: E402
 from gpuprim.sum import _set_reduce_config, mean, sum  # noqa: E402,A004
 from gpuprim.topk import topk  # noqa: E402
 from gpuprim.topk_gating import topk_gating  # noqa: E402
@@ -80,6 +81,7 @@ __all__ = [
     "set_validate",
     "sort",
     "sort_pairs",
+    "sort_values",
     "sum",
     "topk",
     "topk_gating",

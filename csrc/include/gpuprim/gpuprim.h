@@ -41,6 +41,8 @@ at::Tensor segment_reduce_backward(const at::Tensor& grad, const at::Tensor& src
 // positions along dim the values came from. NaN sorts above every number; -0.0 equals +0.0.
 // Bitwise deterministic on every device. Differentiable in x (the gradient scatters back).
 std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& x, int64_t dim = -1, bool descending = false);
+// The values of sort(x, dim, descending) alone (one int32 / int64 row on CUDA: a keys-only radix sort).
+at::Tensor sort_values(const at::Tensor& x, int64_t dim = -1, bool descending = false);
 
 // (sorted keys, values): 1-D keys stably sorted (sort's order) and values' rows (first dim) moved
 // with them. end_bit: integer keys promised in [0, 2^end_bit), so the high bits are skipped.

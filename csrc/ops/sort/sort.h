@@ -7,8 +7,8 @@
 
 namespace gpuprim {
 
-// Validates arguments and returns the sort dim in [0, max(ndim, 1)).
-int64_t sort_check(const at::Tensor& x, int64_t dim);
+// Validates arguments and returns the sort dim in [0, max(ndim, 1)); errors name gpuprim.<op>.
+int64_t sort_check(const at::Tensor& x, int64_t dim, const char* op = "sort");
 
 // Fills contiguous values [rows, n] and indices (int64) with the sorted rows of contiguous input [rows, n].
 using SortRows = std::function<void(const at::Tensor& input, at::Tensor& values, at::Tensor& indices, int64_t rows,

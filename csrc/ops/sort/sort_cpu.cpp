@@ -13,11 +13,11 @@
 
 namespace gpuprim {
 
-int64_t sort_check(const at::Tensor& x, int64_t dim) {
+int64_t sort_check(const at::Tensor& x, int64_t dim, const char* op) {
   const auto type = x.scalar_type();
-  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true), "sort", "x",
+  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true), op, "x",
                       "a floating-point, integer or bool tensor", type);
-  return wrap_dim("sort", "dim", dim, x.dim());
+  return wrap_dim(op, "dim", dim, x.dim());
 }
 
 namespace {
