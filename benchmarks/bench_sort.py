@@ -23,7 +23,8 @@ OP = "sort"
 N = 1 << 28  # 256M int32 keys: 1 GiB, 17x the H200's L2
 
 
-def _input(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+def sort_input(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+    """Uniform over the full range (integers) or standard normal (floats): every radix digit busy."""
     if dtype.is_floating_point:
         return torch.randn(tuple(shape), device=timing.DEVICE, dtype=torch.float32).to(dtype)
     return torch.randint(-(2**31), 2**31 - 1, tuple(shape), device=timing.DEVICE, dtype=torch.int64).to(dtype)
@@ -31,7 +32,7 @@ def _input(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
 
 def _measure(case: str, shape: Sequence[int], dtype: torch.dtype, descending: bool, cub_bin: Optional[str],
              cub_case: Optional[str], series: Optional[str]) -> List[timing.Row]:
-    x = _input(shape, dtype)
+    x = sort_input(shape, dtype)
     values, indices = gpuprim.sort(x, -1, descending=descending)
     expected = torch.sort(x, stable=True, dim=-1, descending=descending)
     timing.assert_equal(values, expected.values, f"gpuprim.sort {case} values")

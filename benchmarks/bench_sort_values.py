@@ -17,20 +17,15 @@ import gpuprim
 import torch
 
 import timing
+from bench_sort import sort_input
 
 OP = "sort_values"
 N = 1 << 28  # 256M int32 keys: 1 GiB, 17x the H200's L2
 
 
-def _input(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
-    if dtype.is_floating_point:
-        return torch.randn(tuple(shape), device=timing.DEVICE, dtype=torch.float32).to(dtype)
-    return torch.randint(-(2**31), 2**31 - 1, tuple(shape), device=timing.DEVICE, dtype=torch.int64).to(dtype)
-
-
 def _measure(case: str, shape: Sequence[int], dtype: torch.dtype, descending: bool, cub_bin: Optional[str],
              cub_case: Optional[str]) -> List[timing.Row]:
-    x = _input(shape, dtype)
+    x = sort_input(shape, dtype)
     expected = torch.sort(x, stable=True, dim=-1, descending=descending).values
     timing.assert_equal(gpuprim.sort_values(x, -1, descending=descending), expected, f"gpuprim.sort_values {case}")
     del expected

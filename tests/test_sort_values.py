@@ -10,32 +10,19 @@ import gpuprim
 from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
                        check_no_sync_and_graph_capture, opcheck_sample_ok, run_opcheck)
 from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
+from test_sort import dims_of, reference_sort  # the stable reference (float64 / int64 sort, x's own bits)
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
-
-
-def reference_values(x, dim, descending):
-    """torch.sort(stable=True) of a widened CPU copy (float64 / int64 hold every value exactly; the CPU sort
-    puts every NaN last), then x's own bits gathered at those positions."""
-    if x.dim() == 0:
-        return x.clone()
-    wide = x.cpu().double() if x.is_floating_point() else x.cpu().long()
-    indices = torch.sort(wide, stable=True, dim=dim, descending=descending).indices
-    bits = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]
-    return torch.gather(x.cpu().view(bits), dim, indices).view(x.dtype)
 
 
 def check_sort_values(x, dim, descending):
     values = gpuprim.sort_values(x, dim, descending=descending)
     assert values.dtype == x.dtype and values.shape == x.shape and values.device == x.device
     assert values.is_contiguous()
-    assert_bitwise_equal(values.cpu(), reference_values(x, dim, descending), f"dim {dim} descending {descending}")
+    expected = reference_sort(x, dim, descending)[0].cpu()
+    assert_bitwise_equal(values.cpu(), expected, f"dim {dim} descending {descending}")
     assert_bitwise_equal(values, gpuprim.sort(x, dim, descending=descending)[0], "vs gpuprim.sort's values")
     return values
-
-
-def dims_of(x):
-    return [-1] if x.dim() <= 1 else list(range(-1, x.dim()))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
