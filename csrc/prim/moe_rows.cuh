@@ -6,6 +6,7 @@
 
 #include "common/launch_utils.h"
 #include "prim/types.cuh"
+#include "prim/vec.cuh"
 
 namespace gpuprim {
 namespace moe {
@@ -14,10 +15,9 @@ constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 8;
 constexpr int kBlockThreads = kWarp * kWarpsPerBlock;
 
+// N elements, one aligned 16-byte (or narrower) load or store: prim/vec.cuh's VecOf.
 template <typename T, int N>
-struct alignas(sizeof(T) * N) Pack {
-  T items[N];
-};
+using Pack = VecOf<N, T>;
 
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
