@@ -105,6 +105,17 @@ def test_integer_extremes(device, dtype):
         check_sort(x.to(device), 0, descending)
 
 
+def test_torch_signature(device):
+    """torch.sort's and torch.argsort's positional descending and keyword stable (always stable here)."""
+    x = torch.randint(-3, 3, (5, 40), device=device).float()
+    expected = torch.sort(x.cpu(), stable=True, dim=1, descending=True)
+    for stable in (False, True):
+        values, indices = gpuprim.sort(x, 1, True, stable=stable)
+        assert torch.equal(values.cpu(), expected.values) and torch.equal(indices.cpu(), expected.indices)
+        assert torch.equal(gpuprim.argsort(x, 1, True, stable=stable).cpu(), expected.indices)
+    assert torch.equal(gpuprim.sort_values(x, 1, True).cpu(), expected.values)
+
+
 def test_argsort(device):
     x = torch.randn(6, 300, device=device)
     x[:, ::7] = 0.5  # ties

@@ -7,13 +7,15 @@ import torch
 from torch import Tensor
 
 
-def sort(x: Tensor, dim: int = -1, *, descending: bool = False) -> Tuple[Tensor, Tensor]:
+def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = True) -> Tuple[Tensor, Tensor]:
     """Sorts ``x`` along ``dim``, like ``torch.sort(x, dim, descending=descending, stable=True)``.
 
     Args:
         x: tensor of any shape; bool, integer or floating dtype (fp16, bf16, fp32, fp64).
         dim: the dim to sort (negative counts from the end).
         descending: largest first if True.
+        stable: accepted for torch.sort's signature; the sort is always stable (a stable order is
+            also a valid answer to ``stable=False``).
 
     Returns:
         ``(values, indices)``, both contiguous with ``x``'s shape: ``values`` in ``x``'s dtype (bit
@@ -32,10 +34,13 @@ def sort(x: Tensor, dim: int = -1, *, descending: bool = False) -> Tuple[Tensor,
     longer rows go to CUB's onesweep device radix sort on order-preserving unsigned keys (the row
     number packed above the key when there are several rows), with 32-bit positions as payload.
     """
+    del stable  # always stable
     values, indices = torch.ops.gpuprim.sort.default(x, dim, descending=descending)
     return values, indices
 
 
-def argsort(x: Tensor, dim: int = -1, *, descending: bool = False) -> Tensor:
-    """The ``indices`` of :func:`sort`: like ``torch.argsort(x, dim, descending=descending, stable=True)``."""
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = True) -> Tensor:
+    """The ``indices`` of :func:`sort`: like ``torch.argsort(x, dim, descending=descending, stable=True)``
+    (``stable`` as in :func:`sort`: always stable)."""
+    del stable  # always stable
     return torch.ops.gpuprim.sort.default(x, dim, descending=descending)[1]

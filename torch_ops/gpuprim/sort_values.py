@@ -5,7 +5,7 @@ import torch
 from torch import Tensor
 
 
-def sort_values(x: Tensor, dim: int = -1, *, descending: bool = False) -> Tensor:
+def sort_values(x: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
     """The ``values`` of :func:`gpuprim.sort` alone: ``torch.sort(x, dim, descending=descending, stable=True).values``.
 
     Args:
