@@ -47,6 +47,7 @@ def cases(device: str):
            lambda: torch.histc(values, 64, -3.0, 3.0).double(), "close")
     yield ("sort fp32 rows", lambda: gpuprim.sort(rows, 1)[0], lambda: torch.sort(rows, dim=1, stable=True)[0], "equal")
     yield ("argsort int64 1-D", lambda: gpuprim.argsort(bins), lambda: torch.sort(bins, stable=True)[1], "equal")
+    yield ("sort_values int64 1-D", lambda: gpuprim.sort_values(bins), lambda: torch.sort(bins).values, "equal")
     offsets = torch.tensor([0, 10, 10, 200, 256], device=device)
     yield ("segment_reduce sum", lambda: gpuprim.segment_reduce(rows, offsets, "sum"),
            lambda: torch.segment_reduce(rows, "sum", offsets=offsets, axis=0), "close")
