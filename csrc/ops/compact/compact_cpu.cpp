@@ -23,7 +23,7 @@ at::Tensor compact_fill(const at::Tensor& x, const std::optional<at::Scalar>& fi
   at::Tensor fill = at::empty({}, at::TensorOptions().dtype(x.scalar_type()));
   try {
     fill.fill_(*fill_value);  // checks that x's dtype holds the value
-  } catch (const std::exception&) {  // (catching c10::Error here missed torch's throw: its type_info differs)
+  } catch (const std::exception&) {  // catch (const c10::Error&) did not catch it here (tried: 2026-11-30)
     GPUPRIM_CHECK_ARG(false, "compact", "fill_value", c10::str("representable in x's dtype ", x.scalar_type()),
                       *fill_value);
   }
