@@ -48,6 +48,9 @@ TORCH_LIBRARY(gpuprim, m) {
   // set, in order, then fill_value (x's dtype; None: the tail is left unwritten, like torch.empty):
   // out has x.numel() elements, count (int64 [1]) says how many were kept.
   m.def("compact(Tensor x, Tensor mask, *, Scalar? fill_value=0) -> (Tensor out, Tensor count)", tags);
+  // torch.masked_select(x, mask) for mask of x's shape: exactly the kept elements, so it SYNCS to size the
+  // output (its fake kernel makes the size a data-dependent symbol); compact is the sync-free form.
+  m.def("masked_select(Tensor x, Tensor mask) -> Tensor", tags);
   // Runs of equal (==) consecutive elements of 1-D x: unique (x's dtype and size) holds each run's
   // first element, counts (int64, x's size) its length, both zero past num_runs (int64 [1]).
   m.def("run_length_encode(Tensor x) -> (Tensor unique, Tensor counts, Tensor num_runs)", tags);

@@ -85,6 +85,11 @@ std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor
   return op.call(x, mask, fill_value);
 }
 
+at::Tensor masked_select(const at::Tensor& x, const at::Tensor& mask) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&)>("gpuprim::masked_select");
+  return op.call(x, mask);
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x) {
   static const auto op =
       find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&)>("gpuprim::run_length_encode");

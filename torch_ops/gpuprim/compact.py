@@ -1,5 +1,5 @@
-"""gpuprim.compact (stream compaction: fixed-capacity output, device-side count) and
-gpuprim.masked_select (exact size, syncs)."""
+"""gpuprim.compact: stream compaction into a fixed-capacity output with a device-side count (no sync).
+gpuprim.masked_select (masked_select.py) is the exact-size form, which syncs."""
 from __future__ import annotations
 
 from numbers import Number
@@ -35,11 +35,3 @@ def compact(x: Tensor, mask: Tensor, *, fill_value: Optional[Number] = 0) -> Tup
     out, count = torch.ops.gpuprim.compact.default(x, mask, fill_value=fill_value)
     return out, count
 
-
-def masked_select(x: Tensor, mask: Tensor) -> Tensor:
-    """Exact-size ``torch.masked_select(x, mask)`` (same shapes, no broadcasting) on top of
-    :func:`compact`. SYNCS with the host (reads the count to size the result): use
-    :func:`compact` to stay asynchronous or CUDA-graph capturable. Not torch.compile-friendly
-    without graph breaks (data-dependent output size)."""
-    out, count = compact(x, mask, fill_value=None)
-    return out[: int(count.item())]

@@ -64,6 +64,9 @@ at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim = std::nullopt,
 // Differentiable in floating x.
 std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor& mask,
                                            const std::optional<at::Scalar>& fill_value = at::Scalar(0));
+// torch.masked_select(x, mask) with mask of x's shape: 1-D, exactly the kept elements. Syncs with the host
+// (reads the count to size the output). Differentiable in floating x.
+at::Tensor masked_select(const at::Tensor& x, const at::Tensor& mask);
 // (unique, counts, num_runs) of 1-D x: runs of consecutive elements equal under == (NaN != NaN,
 // -0.0 == +0.0), each run's first element and its int64 length, zero past the 1-element int64
 // num_runs. No host sync; on CUDA x may have at most 2^31 - 1 elements. Not differentiable.

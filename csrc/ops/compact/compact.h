@@ -4,8 +4,9 @@
 
 namespace gpuprim {
 
-// Validates (x, mask): mask is a bool tensor of x's shape on x's device; x of a supported dtype.
-void compact_check(const at::Tensor& x, const at::Tensor& mask);
+// Validates (x, mask): mask is a bool tensor of x's shape on x's device; x of a supported dtype. Errors name
+// gpuprim.<op>.
+void compact_check(const at::Tensor& x, const at::Tensor& mask, const char* op = "compact");
 
 // fill_value as a 0-dim CPU tensor of x's dtype (undefined for nullopt); a value x's dtype cannot
 // hold (300 for uint8, NaN for an integer dtype) is a ValueError naming fill_value.

@@ -8,13 +8,13 @@
 
 namespace gpuprim {
 
-void compact_check(const at::Tensor& x, const at::Tensor& mask) {
+void compact_check(const at::Tensor& x, const at::Tensor& mask, const char* op) {
   const auto type = x.scalar_type();
-  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true), "compact", "x",
+  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true), op, "x",
                       "a floating-point, integer or bool tensor", type);
-  GPUPRIM_CHECK_DTYPE(mask.scalar_type() == at::kBool, "compact", "mask", "a bool tensor", mask.scalar_type());
-  check_same_device("compact", x, "mask", mask);
-  GPUPRIM_CHECK_ARG(mask.sym_sizes() == x.sym_sizes(), "compact", "mask", c10::str("of x's shape ", x.sym_sizes()),
+  GPUPRIM_CHECK_DTYPE(mask.scalar_type() == at::kBool, op, "mask", "a bool tensor", mask.scalar_type());
+  check_same_device(op, x, "mask", mask);
+  GPUPRIM_CHECK_ARG(mask.sym_sizes() == x.sym_sizes(), op, "mask", c10::str("of x's shape ", x.sym_sizes()),
                     mask.sym_sizes());
 }
 
