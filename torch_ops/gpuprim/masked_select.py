@@ -25,7 +25,7 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     many elements. SYNCS with the host to size the result (as torch.masked_select does): use
     :func:`gpuprim.compact` to stay asynchronous or CUDA-graph capturable. Under torch.compile the size
     is a data-dependent symbol (the fake kernel), so graphs trace through it (``fullgraph=True``).
-    Differentiable in floating ``x`` (the gradient goes back to the kept positions). CUDA: a count of
-    the mask, then compact's one-pass kernel writing exactly the kept elements.
+    Differentiable in floating ``x`` (the gradient goes back to the kept positions). CUDA: compact's
+    one-pass kernel into a scratch buffer, the count read on the host, the kept prefix copied out.
     """
     return torch.ops.gpuprim.masked_select.default(x, mask)
