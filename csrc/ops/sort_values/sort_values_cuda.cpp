@@ -3,20 +3,28 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <limits>
+
 #include "common/cuda_workspace.h"
 #include "common/torch_utils.h"
 #include "include/gpuprim/gpuprim.h"
 #include "ops/sort/sort.h"
-#include "ops/sort_values/sort_values.h"
 #include "ops/sort_values/sort_values_launch.h"
 
 namespace gpuprim {
 namespace {
 
+// Whether one row of n elements takes the keys-only radix sort: int32 and int64 (equal keys are equal bits, so
+// no positions need carrying; floats keep -0.0 / +0.0 and NaN payloads in input order, which needs them), and
+// n <= INT32_MAX for CUB's 32-bit offsets.
+bool keys_only(at::ScalarType type, int64_t n) {
+  return (type == at::kInt || type == at::kLong) && n <= std::numeric_limits<int32_t>::max();
+}
+
 at::Tensor sort_values_cuda(const at::Tensor& x, int64_t dim, bool descending) {
   dim = sort_check(x, dim, "sort_values");
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
-  if (n < 2 || x.numel() != n || !sort_values_keys_only(x.scalar_type(), n)) {
+  if (n < 2 || x.numel() != n || !keys_only(x.scalar_type(), n)) {
     return std::get<0>(gpuprim::sort(x, dim, descending));
   }
   const c10::cuda::CUDAGuard guard(x.device());
