@@ -132,10 +132,13 @@ METADATA_CASES = [
     ("e1024_pad", 64, 1024, 2, None, 8, "position", "randn"),
 ]
 # CUDA vs CPU only (too big for the pure-Python reference): more than 256 tiles of 2048 pairs, so the per-expert
-# prefix over tiles takes several rounds, with a capacity spread over many tiles.
+# prefix over tiles takes several rounds, with a capacity spread over many tiles; and more than 2048 chunks of 2048
+# pairs, so that a tile (block) ranks several chunks in turn.
 LARGE_METADATA_CASES = [
     ("many_tiles", 70000, 32, 8, None, 4, "position", "randn"),
     ("many_tiles_capacity", 70000, 128, 8, 3000, 8, "position", "skewed"),
+    ("chunks_per_tile", 600000, 64, 8, None, 16, "position", "randn"),
+    ("chunks_per_tile_capacity", 600000, 64, 8, 70000, 8, "position", "skewed"),
 ]
 
 
