@@ -30,6 +30,7 @@ namespace histogram {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+constexpr int kOrderedGroups = 8;  // weighted_ordered_kernel: groups of 32 items a warp loads at once
 constexpr unsigned kFullMask = 0xffffffffu;
 
 // bincount: an integer value is its own bin when in [0, num_bins).
@@ -191,6 +192,31 @@ __global__ void __launch_bounds__(kThreads) weighted_atomic_kernel(const Index* 
   }
 }
 
+// One step of weighted_ordered_kernel: adds each lane's weight w to hist[bin] (bin < 0: nothing). Each bin's
+// weights in the step are summed in an order fixed by the lanes alone (the same bits every run): the whole
+// warp on one bin uses a fixed butterfly; otherwise a lone lane adds its own weight and shared bins add their
+// members in lane order, looping only over lanes that share a bin (a few for spread-out data instead of 32).
+template <typename Acc>
+__device__ __forceinline__ void add_in_lane_order(int64_t bin, Acc w, Acc* hist, int lane) {
+  const unsigned peers = __match_any_sync(kFullMask, bin);
+  Acc group_sum = w;
+  if (__all_sync(kFullMask, peers == kFullMask)) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) group_sum += __shfl_xor_sync(kFullMask, group_sum, offset);
+  } else {
+    unsigned shared_lanes = __ballot_sync(kFullMask, __popc(peers) > 1);
+    if (__popc(peers) > 1) group_sum = Acc(0);
+    while (shared_lanes) {  // warp-uniform loop
+      const int k = __ffs(shared_lanes) - 1;
+      shared_lanes &= shared_lanes - 1;
+      const Acc wk = __shfl_sync(kFullMask, w, k);
+      if (peers & (1u << k)) group_sum += wk;
+    }
+  }
+  if (bin >= 0 && lane == __ffs(peers) - 1) hist[bin] += group_sum;
+  __syncwarp();
+}
+
 // Deterministic float sums. kShared: blocks of kThreads, one shared histogram per warp, combined in
 // warp order into partials[block]. Otherwise: blocks of one warp whose histogram is partials[block]
 // itself (zeroed by the launcher). Item i goes to warp (i / 32) % warps_total: fixed by the grid.
@@ -208,36 +234,32 @@ __global__ void weighted_ordered_kernel(const Index* __restrict__ x, const Acc* 
     __syncthreads();
   }
   const int64_t warps_total = int64_t(gridDim.x) * warps_per_block;
+  const int64_t step = warps_total * 32;  // a warp's next group of 32 items
   unsigned long long dropped = 0;
-  for (int64_t base = (int64_t(blockIdx.x) * warps_per_block + warp) * 32; base < n; base += warps_total * 32) {
-    const int64_t i = base + lane;
-    int64_t bin = -1;
-    Acc w = Acc(0);
-    if (i < n) {
-      const int64_t b = binner(x[i]);
-      if (b >= 0) { bin = b; w = weights[i]; } else { ++dropped; }
-    }
-    // Each bin's weights in this step are summed in an order fixed by the lanes alone (the same
-    // bits every run): the whole warp on one bin uses a fixed butterfly; otherwise a lone lane adds
-    // its own weight and shared bins add their members in lane order, looping only over lanes
-    // that share a bin (a few for spread-out data instead of 32).
-    const unsigned peers = __match_any_sync(kFullMask, bin);
-    Acc group_sum = w;
-    if (__all_sync(kFullMask, peers == kFullMask)) {
+  for (int64_t first = (int64_t(blockIdx.x) * warps_per_block + warp) * 32; first < n;
+       first += step * kOrderedGroups) {
+    // The next kOrderedGroups groups' values and weights are loaded before the first is added: the fixed grid
+    // has few warps, so one load in flight per lane left it waiting on memory. The additions keep their order.
+    Index xs[kOrderedGroups];
+    Acc ws[kOrderedGroups];
 #pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2) group_sum += __shfl_xor_sync(kFullMask, group_sum, offset);
-    } else {
-      unsigned shared_lanes = __ballot_sync(kFullMask, __popc(peers) > 1);
-      if (__popc(peers) > 1) group_sum = Acc(0);
-      while (shared_lanes) {  // warp-uniform loop
-        const int k = __ffs(shared_lanes) - 1;
-        shared_lanes &= shared_lanes - 1;
-        const Acc wk = __shfl_sync(kFullMask, w, k);
-        if (peers & (1u << k)) group_sum += wk;
-      }
+    for (int u = 0; u < kOrderedGroups; ++u) {
+      const int64_t i = first + u * step + lane;
+      xs[u] = i < n ? x[i] : Index();
+      ws[u] = i < n ? weights[i] : Acc(0);
     }
-    if (bin >= 0 && lane == __ffs(peers) - 1) hist[bin] += group_sum;
-    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < kOrderedGroups; ++u) {
+      const int64_t i = first + u * step + lane;
+      if (first + u * step >= n) break;  // warp-uniform
+      int64_t bin = -1;
+      Acc w = Acc(0);
+      if (i < n) {
+        const int64_t b = binner(xs[u]);
+        if (b >= 0) { bin = b; w = ws[u]; } else { ++dropped; }
+      }
+      add_in_lane_order(bin, w, hist, lane);
+    }
   }
   dropped = warp::sum(dropped);
   if (lane == 0 && dropped) atomicAdd(overflow, dropped);
