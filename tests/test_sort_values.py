@@ -122,6 +122,12 @@ def test_bad_arguments(device):
         gpuprim.sort_values(torch.zeros(3, dtype=torch.complex64, device=device))
 
 
+def test_bad_arguments_on_meta():
+    # The shape function (torch.compile's fake tensors) names the op too.
+    with pytest.raises(IndexError, match=r"gpuprim.sort_values: dim must be in \[-2, 1\], got 2"):
+        gpuprim.sort_values(torch.empty(3, 4, device="meta"), 2)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32], ids=str)
 def test_cuda_large_against_torch(dtype):

@@ -28,10 +28,10 @@ from gpuprim.compact import compact  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
 from gpuprim.embedding_bag import embedding_bag  # noqa: E402
 from gpuprim.histogram import histogram  # noqa: E402
+from gpuprim.masked_select import masked_select  # noqa: E402
 from gpuprim.moe_permute import moe_permute  # noqa: E402
 from gpuprim.moe_route import Routing, moe_route, moe_route_metadata  # noqa: E402
 from gpuprim.moe_unpermute import moe_unpermute  # noqa: E402
-from gpuprim.masked_select import masked_select  # noqa: E402
 from gpuprim.index_add import (  # noqa: E402
     index_add,
     index_add_,

@@ -298,8 +298,7 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
                                                               int64_t* __restrict__ slots,
                                                               int64_t* __restrict__ token_ids,
                                                               int64_t* __restrict__ num_dropped) {
-  using Scan = RouteScan;
-  __shared__ typename Scan::TempStorage scan_temp;
+  __shared__ typename RouteScan::TempStorage scan_temp;
   __shared__ typename ChunkScan::TempStorage chunk_scan_temp;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int64_t experts = shape.num_experts;
@@ -342,9 +341,9 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
     const long long kept = e < experts ? min((long long)total[e], capacity) : 0;
     const long long padded = round_up(kept, pad);
     long long padded_before, padded_sum, kept_before, kept_sum;
-    Scan(scan_temp).ExclusiveSum(padded, padded_before, padded_sum);
+    RouteScan(scan_temp).ExclusiveSum(padded, padded_before, padded_sum);
     __syncthreads();
-    Scan(scan_temp).ExclusiveSum(kept, kept_before, kept_sum);
+    RouteScan(scan_temp).ExclusiveSum(kept, kept_before, kept_sum);
     __syncthreads();
     if (e < experts) {
       const long long offset = padded_base + padded_before;

@@ -7,7 +7,7 @@ namespace gpuprim {
 namespace {
 
 at::Tensor sort_values_meta(const at::Tensor& x, int64_t dim, bool /*descending*/) {
-  sort_check(x, dim);
+  sort_check(x, dim, "sort_values");
   return at::empty_symint(x.sym_sizes(), x.options());
 }
 
