@@ -30,6 +30,7 @@
 #include "common/device_info.h"
 #include "common/launch_utils.h"
 #include "ops/topk/topk_filter.h"
+#include "prim/dependent_launch.cuh"
 
 namespace gpuprim {
 namespace {
@@ -309,10 +310,11 @@ __device__ __forceinline__ void load_tile(uint4 (&tile)[kLoads], const uint4* __
 }
 
 // Filters positions [begin, end) of one row (`in` = its first element) into the buffer and leaves
-// the best (at most k) of those above initial_threshold sorted at its front; returns how many.
+// the best (at most k) of those above initial_threshold at its front, sorted when `sorted` (a chunk that
+// hands them to its row's merge leaves them unsorted: the merge selects and sorts again); returns how many.
 template <typename Input>
 __device__ int filter_range(FilterShared& s, Input input, const typename Input::Element* __restrict__ in,
-                            int64_t begin, int64_t end, int k, Candidate initial_threshold) {
+                            int64_t begin, int64_t end, int k, Candidate initial_threshold, bool sorted) {
   using Element = typename Input::Element;
   constexpr int kVector = 16 / int(sizeof(Element));           // elements per 16-byte load
   constexpr int kLoads = kTileElements / (kThreads * kVector);  // loads per thread per tile
@@ -399,7 +401,7 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
     keep_best(s, count, k);
     count = k;
   }
-  sort_buffer(s, count);
+  if (sorted) sort_buffer(s, count);  // uniform
   return count;
 }
 
@@ -451,6 +453,7 @@ __global__ void __launch_bounds__(kThreads)
     row_histogram_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, int64_t chunks, int64_t chunk_length,
                          KeyCodec<Bits> codec, unsigned* __restrict__ row_histograms) {
   __shared__ unsigned histogram[kHistogramBins];
+  pdl::allow_dependents();  // the filter may launch now: it waits for these counts before reading them
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
     const int64_t row = item / chunks, chunk = item % chunks;
     const int64_t begin = chunk * chunk_length;
@@ -458,6 +461,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     count_bins(histogram, x + row * n, begin, std::min(n, begin + chunk_length), codec);
     __syncthreads();
+    pdl::wait_for_prerequisites();  // the counters are zeroed
     for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) {
       if (histogram[b] != 0) atomicAdd(&row_histograms[row * kHistogramBins + b], histogram[b]);  // exact
     }
@@ -592,6 +596,10 @@ __global__ void __launch_bounds__(kThreads, 4)
                        const unsigned* __restrict__ row_histograms, RowMerge merge, const Bits* __restrict__ x,
                        int64_t n, KeyCodec<Bits> codec, Bits* __restrict__ values, int64_t* __restrict__ indices) {
   __shared__ FilterShared s;
+  pdl::allow_dependents();  // a next level may launch now: it waits for this one before reading its output
+  // Few rows: this launch depends on the op's previous kernel (launch_level): the previous level's output or
+  // the pre-pass's counts are read only after the wait; the input x was written before the op.
+  if (kMergeRows && (merge.length_from != nullptr || admit == Admit::kRowHistograms)) pdl::wait_for_prerequisites();
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
     const int64_t row = item / chunks, chunk = item % chunks;
     int64_t length = row_length, step = chunk_length;
@@ -614,11 +622,12 @@ __global__ void __launch_bounds__(kThreads, 4)
         initial_threshold = bin_threshold<Bits>(s, s.bins, k);
       }
     }
-    const int kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold);
+    const int kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold, !kMergeRows);
     if constexpr (!kMergeRows) {
       write_top(s, kept, row, k, x, n, codec, values, indices);
     } else {
       Candidate* row_candidates = merge.candidates + row * merge.capacity;
+      pdl::wait_for_prerequisites();  // the counters are zeroed (a no-op once waited)
       if (threadIdx.x == 0) s.append_at = atomicAdd(merge.fill + row, unsigned(kept));
       __syncthreads();
       for (int i = int(threadIdx.x); i < kept; i += kThreads) row_candidates[s.append_at + i] = s.buffer[i];
@@ -656,10 +665,25 @@ void launch_level(Input input, const typename Input::Element* in, int64_t rows, 
                   const Bits* x, int64_t n, KeyCodec<Bits> codec, Bits* values, int64_t* indices,
                   int64_t resident_blocks, cudaStream_t stream) {
   const unsigned grid = grid_for(rows * chunks, 1, 8 * resident_blocks);
-  filter_topk_kernel<Bits, Input, kMergeRows><<<grid, kThreads, 0, stream>>>(
-      input, in, rows, row_length, chunks, chunk_length, int(k), admit, row_histograms, merge, x, n, codec, values,
-      indices);
+  if constexpr (kMergeRows) {  // after the op's own zeroing, pre-pass or previous level: see filter_topk_kernel
+    pdl::launch_dependent(filter_topk_kernel<Bits, Input, kMergeRows>, grid, kThreads, stream, input, in, rows,
+                          row_length, chunks, chunk_length, int(k), admit, row_histograms, merge, x, n, codec, values,
+                          indices);
+  } else {
+    filter_topk_kernel<Bits, Input, kMergeRows><<<grid, kThreads, 0, stream>>>(
+        input, in, rows, row_length, chunks, chunk_length, int(k), admit, row_histograms, merge, x, n, codec, values,
+        indices);
+  }
   GPUPRIM_LAUNCH_CHECK();
+}
+
+// Zeroes the few-rows path's counters; the kernels after it (launched as its dependents) wait before
+// touching them, and start at once.
+__global__ void __launch_bounds__(kThreads) zero_counters_kernel(unsigned* __restrict__ counters, int64_t count) {
+  pdl::allow_dependents();
+  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < count; i += int64_t(gridDim.x) * kThreads) {
+    counters[i] = 0;
+  }
 }
 
 // Blocks of the raw-input kernel resident on the whole GPU (all levels use it to size chunks).
@@ -701,12 +725,13 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   const int64_t histogram_counters = prepass ? rows * kHistogramBins : 0;  // first: 16-byte aligned (bin_threshold)
   const int64_t counters = histogram_counters + 2 * rows * int64_t(1 + level_chunks.size());
   auto* zeroed = static_cast<unsigned*>(workspace.allocate(size_t(counters) * sizeof(unsigned)));
-  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(zeroed, 0, size_t(counters) * sizeof(unsigned), stream));
+  zero_counters_kernel<<<grid_for(counters, 4 * kThreads, resident), kThreads, 0, stream>>>(zeroed, counters);
+  GPUPRIM_LAUNCH_CHECK();
   unsigned* row_histograms = prepass ? zeroed : nullptr;
   unsigned* row_counters = zeroed + histogram_counters;
   if (prepass) {  // exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold
-    row_histogram_kernel<Bits><<<grid_for(rows * chunks, 1, 8 * resident), kThreads, 0, stream>>>(
-        x, rows, n, chunks, chunk_length, codec, row_histograms);
+    pdl::launch_dependent(row_histogram_kernel<Bits>, grid_for(rows * chunks, 1, 8 * resident), kThreads, stream, x,
+                          rows, n, chunks, chunk_length, codec, row_histograms);
     GPUPRIM_LAUNCH_CHECK();
   }
   const auto level_merge = [&](int64_t level, int64_t level_chunk_count, const RowMerge* previous) {
