@@ -325,6 +325,36 @@ def test_cuda_short_rows(dtype):
                         _cuda_vs_cpu(x, k, 1, largest)
 
 
+def _full_rows_with_specials(rows, n, generator):
+    """fp32 [rows, n] of randn with, in every row, a NaN, a -NaN and a signalling NaN (other payloads), -0.0, +inf
+    and -inf at random places."""
+    x = torch.randn(rows, n, generator=generator)
+    raw = x.view(torch.int32)
+    picks = torch.randint(0, n, (rows, 6), generator=generator)
+    at = torch.arange(rows)[:, None]
+    x[at, picks[:, 0:1]] = float("nan")
+    raw[at, picks[:, 1:2]] = 0xFFC00001 - (1 << 32)  # -NaN with a payload
+    raw[at, picks[:, 2:3]] = 0x7F800001  # signalling NaN
+    x[at, picks[:, 3:4]] = -0.0
+    x[at, picks[:, 4:5]] = float("inf")
+    x[at, picks[:, 5:6]] = float("-inf")
+    return x
+
+
+@pytest.mark.gpu
+def test_cuda_full_rows_special_values():
+    """fp32 rows of exactly G * 16 elements (32 ... 512) take the kernel without per-element masks (and on sm_90
+    without a NaN select: its add gives every NaN one canonical bit pattern): NaN of any sign or payload ranks
+    above +inf, -0.0 == +0.0 by index, CUDA == CPU bitwise (values keep their payloads)."""
+    g = torch.Generator().manual_seed(5)
+    for n in (32, 64, 128, 256, 512):
+        x = _full_rows_with_specials(67, n, g)
+        for k in (1, 2, 3, 8, 9, 16, 33, 64):
+            if k <= n:
+                for largest in (True, False):
+                    _cuda_vs_cpu(x, k, 1, largest)
+
+
 @pytest.mark.gpu
 def test_cuda_radix_paths_with_ties():
     """One block per row: the first digit's bin fits in shared memory or not (constant rows, few values)."""

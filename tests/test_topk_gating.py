@@ -178,6 +178,27 @@ def test_cuda_matches_cpu_bitwise(dtype):
 
 
 @pytest.mark.gpu
+def test_cuda_full_rows_special_logits():
+    """fp32 tokens of exactly G * 16 experts (the group path's kernel without per-element masks, and on sm_90
+    without a NaN select): NaN logits of any sign or payload rank first, -0.0 == +0.0; ids and gates as on CPU."""
+    g = torch.Generator().manual_seed(9)
+    for experts in (32, 64, 128, 256):
+        logits = torch.randn(300, experts, generator=g)
+        raw = logits.view(torch.int32)
+        raw[::3, 5] = 0xFFC00001 - (1 << 32)  # -NaN with a payload
+        raw[1::3, 7] = 0x7F800001  # signalling NaN
+        logits[2::3, 3] = float("nan")
+        logits[:, 9] = -0.0
+        logits[:, 11] = 0.0
+        for k in (1, 2, 8, 9, 16):
+            for score, renormalize in (("softmax", True), ("sigmoid", False)):
+                cpu_gates, cpu_ids = gpuprim.topk_gating(logits, k, score, renormalize)
+                cuda_gates, cuda_ids = check_gating(logits.cuda(), k, score, renormalize)
+                assert torch.equal(cuda_ids.cpu(), cpu_ids)
+                _assert_same_gates(cuda_gates, cpu_gates)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_cuda_group_path_ties(dtype):
     """The G-lanes group path (renormalize or sigmoid, E <= 512): fp32 rank words keep only the high

@@ -88,18 +88,20 @@ __device__ __forceinline__ int item_position(int g, int i) {
 // of 16 bytes when `vector_loads` (the row starts 16-byte aligned and n * sizeof(Bits) is a
 // multiple of 16, so a vector is wholly inside the row or wholly past it); else element loads at
 // the same positions.
-template <typename Bits, int kGroup>
+// kFull (full rows: n == kGroup * 16, vector loads, row_in readable for inactive lanes too): every
+// item is inside, no per-item masks (on [32768, 128] fp32 a fifth of the kernel's instructions).
+template <typename Bits, int kGroup, bool kFull = false>
 __device__ __forceinline__ void load_lane(const Bits* __restrict__ row_in, int n, bool active, bool vector_loads,
                                           int g, Bits (&raw)[kItems], uint32_t (&keep)[kItems]) {
   constexpr int kVec = 16 / int(sizeof(Bits));  // elements per 16-byte vector
   constexpr int kVectors = kItems / kVec;        // vectors per lane
   static_assert(kItems % kVec == 0, "whole vectors per lane");
-  if (vector_loads) {
+  if (kFull || vector_loads) {
     const uint4* vectors = reinterpret_cast<const uint4*>(row_in);
 #pragma unroll
     for (int v = 0; v < kVectors; ++v) {
       uint4 word4 = make_uint4(0, 0, 0, 0);
-      const bool inside = active && item_position<Bits, kGroup>(g, v * kVec) < n;
+      const bool inside = kFull || (active && item_position<Bits, kGroup>(g, v * kVec) < n);
       if (inside) word4 = vectors[v * kGroup + g];
       const uint32_t words[4] = {word4.x, word4.y, word4.z, word4.w};
 #pragma unroll
@@ -161,7 +163,13 @@ struct KeyEncoder {
         uint32_t w;
         memcpy(&w, &x, 4);
         const uint32_t key = w ^ (uint32_t(int32_t(w) >> 31) | kSign);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+        // sm_90's add returns the canonical NaN 0x7FFFFFFF for every NaN input (any sign or payload; H200
+        // probe, 2026-11-30), whose key is already the largest: no select (5% of the short-rows kernel).
+        return key ^ out_flip;
+#else
         return (x != x ? kAll : key) ^ out_flip;  // every NaN the largest key
+#endif
       }
     }
     const uint32_t w = uint32_t(bits);
@@ -215,14 +223,17 @@ __device__ __forceinline__ void sort_descending(uint32_t (&items)[kItems]) {
 
 // This lane's part of a row: loads its items, makes their rank words and leaves its best kList
 // words, best first, in `list` (empty slots 0).
-template <typename Bits, int kGroup, int kList>
+// kFull: full rows of float keys (see load_lane), encoded without asking the codec's kind per element.
+template <typename Bits, int kGroup, int kList, bool kFull = false>
 __device__ __forceinline__ void load_lane_list(const Bits* __restrict__ row_in, int n, bool active, bool vector_loads,
                                                int g, radix_sort::KeyCodec<Bits> codec, uint32_t position_mask,
                                                uint32_t (&list)[kList]) {
+  static_assert(!kFull || sizeof(Bits) == 4, "full rows: fp32 keys");
   Bits raw[kItems];
   uint32_t keep[kItems];
-  load_lane<Bits, kGroup>(row_in, n, active, vector_loads, g, raw, keep);
-  const KeyEncoder<Bits> encode(codec);
+  load_lane<Bits, kGroup, kFull>(row_in, n, active, vector_loads, g, raw, keep);
+  KeyEncoder<Bits> encode(codec);
+  if (kFull) encode.is_float = true;  // a constant: the integer paths drop out
   uint32_t words[kItems];
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
@@ -351,14 +362,14 @@ __device__ __forceinline__ void exact_rounds(const Bits* __restrict__ row_in, in
 // Selects a row's best k (every lane of the warp calls it; bounds uniform): emit(first, position)
 // as select_rounds, then, for 4-byte keys in a warp where some active row tied, again with the
 // exact ranks (the later emits are the answer).
-template <typename Bits, int kGroup, int kList, typename Emit>
+template <typename Bits, int kGroup, int kList, bool kFull = false, typename Emit>
 __device__ __forceinline__ void select_row(const Bits* __restrict__ row_in, int n, int k, bool active,
                                            bool vector_loads, int g, radix_sort::KeyCodec<Bits> codec,
                                            uint32_t position_mask, Emit&& emit) {
   bool tied;
   {
     uint32_t list[kList];
-    load_lane_list<Bits, kGroup, kList>(row_in, n, active, vector_loads, g, codec, position_mask, list);
+    load_lane_list<Bits, kGroup, kList, kFull>(row_in, n, active, vector_loads, g, codec, position_mask, list);
     tied = select_rounds<kGroup, kList, !kExactWords<Bits>>(list, k, g, position_mask, emit);
   }
   if constexpr (!kExactWords<Bits>) {
@@ -370,7 +381,7 @@ __device__ __forceinline__ void select_row(const Bits* __restrict__ row_in, int 
 // warp takes 32 / kGroup consecutive rows at a time (loop bounds uniform across the warp).
 // Results leave in chunks of kGroup ranks, lane g writing rank first + g: coalesced stores; the
 // value is the row's element (its exact bits: NaN payloads, the sign of zero).
-template <typename Bits, int kGroup, int kList>
+template <typename Bits, int kGroup, int kList, bool kFull>
 __global__ void __launch_bounds__(kRowsThreads, kRowsMinBlocks)
     topk_rows_kernel(const Bits* __restrict__ x, int64_t rows, int n, int k, bool vector_loads,
                      radix_sort::KeyCodec<Bits> codec, uint32_t position_mask, Bits* __restrict__ values,
@@ -384,8 +395,8 @@ __global__ void __launch_bounds__(kRowsThreads, kRowsMinBlocks)
     const int64_t row = first_row + lane / kGroup;
     const bool active = row < rows;
     const Bits* row_in = x + (active ? row : 0) * n;
-    select_row<Bits, kGroup, kList>(row_in, n, k, active, vector_loads, g, codec, position_mask,
-                                    [&](int first, int position) {
+    select_row<Bits, kGroup, kList, kFull>(row_in, n, k, active, vector_loads, g, codec, position_mask,
+                                           [&](int first, int position) {
                                       if (active && position >= 0) {
                                         values[row * k + first + g] = row_in[position];
                                         indices[row * k + first + g] = int64_t(position);
@@ -409,10 +420,25 @@ bool vector_loads_ok(const Bits* x, int64_t n) {
   return reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n * int64_t(sizeof(Bits))) % 16 == 0;
 }
 
+// Whether rows of n take the kFull kernels (load_lane): fp32 keys, n == kGroup * 16, vector loads.
+template <typename Bits, int kGroup>
+bool full_rows(const Bits* x, int64_t n, const radix_sort::KeyCodec<Bits>& codec) {
+  return sizeof(Bits) == 4 && codec.kind == radix_sort::KeyKind::kFloat && n == int64_t(kGroup) * kItems &&
+         vector_loads_ok(x, n);
+}
+
 template <typename Bits, int kGroup, int kList>
 void launch_topk_rows(const Bits* x, int64_t rows, int64_t n, int64_t k, radix_sort::KeyCodec<Bits> codec,
                       Bits* values, int64_t* indices, int sm_count, cudaStream_t stream) {
-  topk_rows_kernel<Bits, kGroup, kList><<<rows_grid<kGroup>(rows, sm_count), kRowsThreads, 0, stream>>>(
+  const unsigned grid = rows_grid<kGroup>(rows, sm_count);
+  if constexpr (sizeof(Bits) == 4) {
+    if (full_rows<Bits, kGroup>(x, n, codec)) {
+      topk_rows_kernel<Bits, kGroup, kList, true><<<grid, kRowsThreads, 0, stream>>>(
+          x, rows, int(n), int(k), true, codec, position_mask<Bits>(n), values, indices);
+      return;
+    }
+  }
+  topk_rows_kernel<Bits, kGroup, kList, false><<<grid, kRowsThreads, 0, stream>>>(
       x, rows, int(n), int(k), vector_loads_ok(x, n), codec, position_mask<Bits>(n), values, indices);
 }
 

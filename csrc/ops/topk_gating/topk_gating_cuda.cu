@@ -143,7 +143,7 @@ __device__ __forceinline__ float logit_from_bits(Bits bits) {
 // G lanes per token (32 / G tokens per warp, loop bounds uniform across the warp). Lane g keeps
 // the experts of ranks c * G + g (c < kChunks), then takes part in the rank-order sum of the
 // selected scores (renormalize) and writes its ranks' gates and expert ids.
-template <DType kType, typename Bits, int kGroup, int kList, int kChunks>
+template <DType kType, typename Bits, int kGroup, int kList, int kChunks, bool kFull>
 __global__ void __launch_bounds__(short_rows::kRowsThreads, short_rows::kRowsMinBlocks)
     group_gating_kernel(const Bits* __restrict__ logits, int64_t tokens, int experts, int k, bool vector_loads,
                         radix_sort::KeyCodec<Bits> codec, uint32_t position_mask, Score score, bool renormalize,
@@ -160,13 +160,13 @@ __global__ void __launch_bounds__(short_rows::kRowsThreads, short_rows::kRowsMin
     int picks[kChunks];  // expert of rank c * kGroup + g (-1 past k)
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) picks[c] = -1;
-    short_rows::select_row<Bits, kGroup, kList>(row, experts, k, active, vector_loads, g, codec, position_mask,
-                                                [&](int first_rank, int position) {
+    short_rows::select_row<Bits, kGroup, kList, kFull>(row, experts, k, active, vector_loads, g, codec,
+                                                       position_mask, [&](int first_rank, int position) {
 #pragma unroll
-                                                  for (int c = 0; c < kChunks; ++c) {
-                                                    if (first_rank == c * kGroup) picks[c] = position;
-                                                  }
-                                                });
+                                                         for (int c = 0; c < kChunks; ++c) {
+                                                           if (first_rank == c * kGroup) picks[c] = position;
+                                                         }
+                                                       });
     float logit[kChunks];
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
@@ -258,10 +258,20 @@ void launch_group_gating(const void* logits, int64_t tokens, int64_t experts, in
                          bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
   const auto* x = static_cast<const Bits*>(logits);
   const radix_sort::KeyCodec<Bits> codec{radix_sort::KeyKind::kFloat, inf_bits, /*descending=*/false};
-  group_gating_kernel<kType, Bits, kGroup, kList, group_chunks<Bits>(kGroup, kList)>
-      <<<short_rows::rows_grid<kGroup>(tokens, current_device_info().sm_count), short_rows::kRowsThreads, 0,
-         stream>>>(x, tokens, int(experts), int(k), short_rows::vector_loads_ok(x, experts), codec,
-                   short_rows::position_mask<Bits>(experts), score, renormalize, gates, expert_ids);
+  constexpr int kChunks = group_chunks<Bits>(kGroup, kList);
+  const unsigned grid = short_rows::rows_grid<kGroup>(tokens, current_device_info().sm_count);
+  const uint32_t position_mask = short_rows::position_mask<Bits>(experts);
+  if constexpr (sizeof(Bits) == 4) {
+    if (short_rows::full_rows<Bits, kGroup>(x, experts, codec)) {  // fp32 rows of exactly G * 16 logits
+      group_gating_kernel<kType, Bits, kGroup, kList, kChunks, true><<<grid, short_rows::kRowsThreads, 0, stream>>>(
+          x, tokens, int(experts), int(k), true, codec, position_mask, score, renormalize, gates, expert_ids);
+      GPUPRIM_LAUNCH_CHECK();
+      return;
+    }
+  }
+  group_gating_kernel<kType, Bits, kGroup, kList, kChunks, false><<<grid, short_rows::kRowsThreads, 0, stream>>>(
+      x, tokens, int(experts), int(k), short_rows::vector_loads_ok(x, experts), codec, position_mask, score,
+      renormalize, gates, expert_ids);
   GPUPRIM_LAUNCH_CHECK();
 }
 
