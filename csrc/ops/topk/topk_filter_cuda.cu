@@ -16,7 +16,9 @@
 // (launched for the most there can be, returning at once for merged rows; a candidate carries its
 // position), each cutting its input into chunks the same way, whose last block merges when few enough
 // remain. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
-// O(rows x k + resident blocks x k), plus 2048 counters per row.
+// O(rows x k + resident blocks x k), plus 2048 counters per row. The counters are zeroed by a kernel of
+// ours so that the pre-pass and the levels can be programmatic dependent launches (each waits only where
+// it reads what the kernel before it wrote; prim/dependent_launch.cuh).
 // One block per row with k >= 256 counts its row's histogram itself first (in shared memory, then
 // reads the row again): from a running bound the buffer would fill and be cut to k many times.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
@@ -272,8 +274,8 @@ __device__ void sort_buffer_alone(FilterShared& s, int count) {
 }
 
 // Sorts the buffer's first `count` candidates in descending order (pads to a power of two with
-// 0s): a shared-memory network, one barrier per step. Used where many blocks sort at once (each chunk's or
-// row's best): there the H200 ran it faster than sort_buffer_alone's registers and shuffles, which made
+// 0s): a shared-memory network, one barrier per step. Used where many blocks sort at once (each row's best
+// when a block has whole rows): there the H200 ran it faster than sort_buffer_alone's registers and shuffles, which made
 // [4096, 32000] k = 1024 25% slower (0.52 -> 0.65 ms). Every thread calls it with the same count, after a
 // barrier; it ends with one.
 __device__ void sort_buffer(FilterShared& s, int count) {
