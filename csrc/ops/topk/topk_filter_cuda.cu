@@ -275,9 +275,9 @@ __device__ void sort_buffer_alone(FilterShared& s, int count) {
 
 // Sorts the buffer's first `count` candidates in descending order (pads to a power of two with
 // 0s): a shared-memory network, one barrier per step. Used where many blocks sort at once (each row's best
-// when a block has whole rows): there the H200 ran it faster than sort_buffer_alone's registers and shuffles, which made
-// [4096, 32000] k = 1024 25% slower (0.52 -> 0.65 ms). Every thread calls it with the same count, after a
-// barrier; it ends with one.
+// when a block has whole rows): there the H200 ran it faster than sort_buffer_alone's registers and
+// shuffles, which made [4096, 32000] k = 1024 25% slower (0.52 -> 0.65 ms). Every thread calls it with the
+// same count, after a barrier; it ends with one.
 __device__ void sort_buffer(FilterShared& s, int count) {
   int size = 2;
   while (size < count) size <<= 1;

@@ -400,11 +400,11 @@ __global__ void __launch_bounds__(kRowsThreads, kRowsMinBlocks)
     const Bits* row_in = x + (active ? row : 0) * n;
     select_row<Bits, kGroup, kList, kFull>(row_in, n, k, active, vector_loads, g, codec, position_mask,
                                            [&](int first, int position) {
-                                      if (active && position >= 0) {
-                                        values[row * k + first + g] = row_in[position];
-                                        indices[row * k + first + g] = int64_t(position);
-                                      }
-                                    });
+                                             if (active && position >= 0) {
+                                               values[row * k + first + g] = row_in[position];
+                                               indices[row * k + first + g] = int64_t(position);
+                                             }
+                                           });
   }
 }
 
