@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU runner: on a CUDA machine where torch is installed and nothing can be downloaded,
 # build gpuprim, run the whole test suite with CUDA, run the benchmarks, and write logs, results
-# JSON and plots under OUT_DIR. One command: about 9 minutes on the 16-core H200 machine with every
-# op (build 1.5, tests 3.6, benchmarks ~3 minutes on 2026-11-29).
+# JSON and plots under OUT_DIR. On the 16-core H200 machine (2026-11-30): build 2.3-2.6 minutes with
+# every op, tests 4.5, every benchmark about 5: more than one 10-minute device call, so split it (README).
 #
 #   bash scripts/gpu_runner.sh OUT_DIR
 #
