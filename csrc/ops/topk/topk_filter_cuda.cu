@@ -24,13 +24,13 @@
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "common/cuda_check.h"
 #include "common/device_info.h"
 #include "common/launch_utils.h"
+#include "ops/topk/key_encoder.cuh"
 #include "ops/topk/topk_filter.h"
 #include "prim/dependent_launch.cuh"
 
@@ -57,22 +57,39 @@ __device__ __forceinline__ Candidate make_candidate(Key key, int64_t position) {
 }
 __device__ __forceinline__ int64_t candidate_position(Candidate c) { return int64_t(~uint32_t(c)); }
 
-// Raw input: elements are the row's bits (encoded to keys here), candidates are made here.
-template <typename Bits>
+// How a RawInput encodes: by the codec's kind at run time, or as floats / bf16 known at compile time (a few
+// integer operations per element: the filter's loop is bound by them).
+enum class Keys { kAny, kFloat, kBFloat16 };
+
+// An input makes the candidate of an element at a position (operator()).
+// Raw input: elements are the row's bits, encoded to keys here.
+template <typename Bits, Keys kKeys = Keys::kAny>
 struct RawInput {
   using Element = Bits;
-  KeyCodec<Bits> codec;
+  static constexpr bool kRaw = true;
+  KeyEncoder<Bits> encoder;
+  __device__ __forceinline__ uint32_t key(Bits bits) const {
+    if constexpr (kKeys == Keys::kBFloat16) {
+      return encoder.bfloat16(bits);
+    } else {
+      KeyEncoder<Bits> encode = encoder;
+      if (kKeys == Keys::kFloat) encode.is_float = true;  // a constant: the integer paths drop out
+      return encode(bits);
+    }
+  }
   __device__ __forceinline__ Candidate operator()(Bits bits, int64_t position) const {
-    return make_candidate(codec.encode(bits), position);
+    return make_candidate(key(bits), position);
   }
 };
 // A previous launch's output: elements are candidates already.
 struct CandidateInput {
   using Element = Candidate;
+  static constexpr bool kRaw = false;
   __device__ __forceinline__ Candidate operator()(Candidate c, int64_t) const { return c; }
 };
 
-constexpr int kHistogramBits = 11, kHistogramBins = 1 << kHistogramBits;  // the pre-pass (below)
+constexpr int kHistogramBits = 11, kHistogramBins = 1 << kHistogramBits;  // a block's own histogram (below)
+constexpr int kRowHistogramBits = 12, kRowHistogramBins = 1 << kRowHistogramBits;  // the few-rows pre-pass
 
 struct FilterShared {
   Candidate buffer[kBufferCapacity];
@@ -103,6 +120,20 @@ __device__ __forceinline__ void offer(Candidate* to, int* added, int count, Cand
   if (lane == leader) base = atomicAdd(added, __popc(wanting));
   base = __shfl_sync(kFullMask, base, leader);
   if (want) to[count + base + __popc(wanting & ((1u << lane) - 1u))] = c;
+}
+
+// A warp's appends in one shared atomic: returns where this thread's `mine` candidates go, counted from
+// the *added before this call (every lane of the warp calls it).
+__device__ __forceinline__ int reserve(int* added, int mine) {
+  const int lane = int(threadIdx.x) % kWarp;
+  int inclusive = mine;  // inclusive prefix sum over the lanes
+  for (int offset = 1; offset < kWarp; offset *= 2) {
+    const int other = __shfl_up_sync(kFullMask, inclusive, offset);
+    if (lane >= offset) inclusive += other;
+  }
+  int base = 0;
+  if (lane == kWarp - 1) base = atomicAdd(added, inclusive);
+  return __shfl_sync(kFullMask, base, kWarp - 1) + inclusive - mine;
 }
 
 // Keeps exactly the best k of the buffer's first count (> k) candidates, at its front in any
@@ -300,21 +331,24 @@ __device__ void sort_buffer(FilterShared& s, int count) {
   }
 }
 
-// Loads tile `first` (kLoads vectors a thread, zeros past the end).
+// Loads a tile: this thread's vectors at (its) `from` and every kThreads after it, zeros from `left` (the
+// vectors left from `from` on) past the end.
 template <int kLoads>
-__device__ __forceinline__ void load_tile(uint4 (&tile)[kLoads], const uint4* __restrict__ body, int64_t vectors,
-                                          int64_t first) {
+__device__ __forceinline__ void load_tile(uint4 (&tile)[kLoads], const uint4* __restrict__ from, int64_t left) {
 #pragma unroll
   for (int j = 0; j < kLoads; ++j) {
-    const int64_t v = first + int64_t(j) * kThreads + threadIdx.x;
-    tile[j] = v < vectors ? __ldcs(body + v) : make_uint4(0, 0, 0, 0);  // read once: don't keep in L2
+    tile[j] = int64_t(j) * kThreads < left ? __ldcs(from + j * kThreads) : make_uint4(0, 0, 0, 0);  // read once
   }
 }
+
+template <typename Bits, int kBits>
+__device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, int k);
 
 // Filters positions [begin, end) of one row (`in` = its first element) into the buffer and leaves
 // the best (at most k) of those above initial_threshold at its front, sorted when `sorted` (a chunk that
 // hands them to its row's merge leaves them unsorted: the merge selects and sorts again); returns how many.
-template <typename Input>
+// kFirstTileBins: when it starts admitting all, the first tile's histogram bounds it (few-rows chunks, below).
+template <bool kFirstTileBins, typename Input>
 __device__ int filter_range(FilterShared& s, Input input, const typename Input::Element* __restrict__ in,
                             int64_t begin, int64_t end, int k, Candidate initial_threshold, bool sorted) {
   using Element = typename Input::Element;
@@ -322,6 +356,7 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
   constexpr int kLoads = kTileElements / (kThreads * kVector);  // loads per thread per tile
   constexpr int64_t kTileVectors = int64_t(kLoads) * kThreads;
   static_assert(kLoads >= 1 && kLoads * kThreads * kVector == kTileElements, "tile shape");
+  static_assert(kLoads * kVector <= 32, "a bit per element of a thread's tile");
   // Elements before the first 16-byte boundary and after the last whole vector: < kVector each.
   const auto address = reinterpret_cast<uintptr_t>(in + begin);  // a multiple of sizeof(Element)
   const int64_t head = std::min<int64_t>(int64_t((16 - (address & 15)) & 15) / int64_t(sizeof(Element)), end - begin);
@@ -329,11 +364,13 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
   const int64_t vectors = (end - body_begin) / kVector;
   const int64_t body_end = body_begin + vectors * kVector;
   const int64_t loose = head + (end - body_end);  // < 2 * kVector <= kThreads
-  const uint4* body = reinterpret_cast<const uint4*>(in + body_begin);
+  // This thread's vectors: from `mine` on, kThreads apart; `left` of them from `mine` (<= 0: none).
+  const uint4* mine = reinterpret_cast<const uint4*>(in + body_begin) + threadIdx.x;
+  const int64_t left = vectors - int64_t(threadIdx.x);
   // Two tiles in flight while one is filtered (bytes in flight hide the memory latency).
   uint4 next[kLoads], later[kLoads];
-  load_tile(next, body, vectors, 0);
-  load_tile(later, body, vectors, kTileVectors);
+  load_tile(next, mine, left);
+  load_tile(later, mine + kTileVectors, left - kTileVectors);
 
   if (threadIdx.x == 0) s.added[0] = s.added[1] = 0;
   __syncthreads();
@@ -367,23 +404,52 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
       current[j] = next[j];
       next[j] = later[j];
     }
-    load_tile(later, body, vectors, first + 2 * kTileVectors);
+    load_tile(later, mine + (first + 2 * kTileVectors), left - (first + 2 * kTileVectors));
+    // A chunk of a few-rows launch has a few tiles, and its first selection (every candidate of the first
+    // tile appended, then cut to k) was a third of its time. The first tile's histogram (exact counts of the
+    // keys' top bits, as in the pre-pass below) bounds it instead: the bin holding the tile's k-th best key.
+    // A looser bound than the k-th key itself, so the other tiles admit more, but decode [64, 128256] k = 50
+    // went 33.6 -> 30.4 us (H200 probe). Whole rows (many tiles) lost: 623 -> 644 us at [4096, 128256] k = 8.
+    if constexpr (kFirstTileBins && Input::kRaw) {
+      if (tile == 1 && threshold == 0 && vectors >= kTileVectors && k <= kTileElements / 4) {  // uniform
+        for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) s.bins[b] = 0;
+        __syncthreads();
+        constexpr int kShift = int(sizeof(Element)) * 8 - kHistogramBits;
+#pragma unroll
+        for (int j = 0; j < kLoads; ++j) {
+          const Element* elements = reinterpret_cast<const Element*>(&current[j]);
+#pragma unroll
+          for (int e = 0; e < kVector; ++e) atomicAdd(&s.bins[input.key(elements[e]) >> kShift], 1u);
+        }
+        __syncthreads();
+        threshold = bin_threshold<Element, kHistogramBits>(s, s.bins, k);  // a full tile holds >= k keys
+      }
+    }
+    // An element costs its candidate and a compare, without branches; the few admitted ones are appended
+    // with one atomic per warp. Positions are < 2^32 - 1: 32-bit arithmetic.
+    const auto position = uint32_t(body_begin + (first + threadIdx.x) * kVector);  // of current[0]'s first
+    uint32_t admitted = 0;  // bit j * kVector + e: element e of load j
 #pragma unroll
     for (int j = 0; j < kLoads; ++j) {
-      const int64_t v = first + int64_t(j) * kThreads + threadIdx.x;
       const Element* elements = reinterpret_cast<const Element*>(&current[j]);
-      Candidate c[kVector];
-      bool want[kVector];
-      bool any = false;
+      uint32_t bits = 0;
 #pragma unroll
       for (int e = 0; e < kVector; ++e) {
-        c[e] = input(elements[e], body_begin + v * kVector + e);
-        want[e] = v < vectors && c[e] > threshold;
-        any |= want[e];
+        bits |= uint32_t(input(elements[e], position + j * kThreads * kVector + e) > threshold) << e;
       }
-      if (__any_sync(kFullMask, any)) {
+      if (int64_t(j) * kThreads < left - first) admitted |= bits << (j * kVector);  // past the end: zeros
+    }
+    if (__any_sync(kFullMask, admitted != 0)) {
+      int at = count + reserve(&s.added[slot], __popc(admitted));
 #pragma unroll
-        for (int e = 0; e < kVector; ++e) offer(s.buffer, &s.added[slot], count, c[e], want[e]);
+      for (int j = 0; j < kLoads; ++j) {
+        const Element* elements = reinterpret_cast<const Element*>(&current[j]);
+#pragma unroll
+        for (int e = 0; e < kVector; ++e) {
+          if (admitted & (1u << (j * kVector + e))) {
+            s.buffer[at++] = input(elements[e], position + j * kThreads * kVector + e);
+          }
+        }
       }
     }
     __syncthreads();
@@ -415,12 +481,12 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
 // row in shared memory first (no launch, no global counts), then reads it again, mostly from L2.
 constexpr int64_t kHistogramMinK = 256;  // one block per row: k from which the pre-pass pays (see filter_topk_typed)
 
-// Adds the bins of positions [begin, end) of `in` to `histogram` (shared memory). Plain loads: the
-// filter reads the same bytes next, and may still find them in L2.
-template <typename Bits>
+// Adds the bins of positions [begin, end) of `in` to `histogram` (shared memory); `input` (a RawInput)
+// makes the keys. Plain loads: the filter reads the same bytes next, and may still find them in L2.
+template <int kBits, typename Bits, typename Input>
 __device__ void count_bins(unsigned* histogram, const Bits* __restrict__ in, int64_t begin, int64_t end,
-                           KeyCodec<Bits> codec) {
-  constexpr int kShift = int(sizeof(Bits)) * 8 - kHistogramBits;
+                           const Input& input) {
+  constexpr int kShift = int(sizeof(Bits)) * 8 - kBits;
   constexpr int kVector = 16 / int(sizeof(Bits));
   const auto address = reinterpret_cast<uintptr_t>(in + begin);
   const int64_t head = std::min<int64_t>(int64_t((16 - (address & 15)) & 15) / int64_t(sizeof(Bits)), end - begin);
@@ -440,32 +506,32 @@ __device__ void count_bins(unsigned* histogram, const Bits* __restrict__ in, int
       if (first + int64_t(u) * kThreads >= vectors) break;
       const Bits* elements = reinterpret_cast<const Bits*>(&loaded[u]);
 #pragma unroll
-      for (int e = 0; e < kVector; ++e) atomicAdd(&histogram[codec.encode(elements[e]) >> kShift], 1u);
+      for (int e = 0; e < kVector; ++e) atomicAdd(&histogram[input.key(elements[e]) >> kShift], 1u);
     }
   }
   const int64_t loose = head + (end - body_end);
   if (int64_t(threadIdx.x) < loose) {
     const int64_t position = int64_t(threadIdx.x) < head ? begin + threadIdx.x : body_end + (threadIdx.x - head);
-    atomicAdd(&histogram[codec.encode(in[position]) >> kShift], 1u);
+    atomicAdd(&histogram[input.key(in[position]) >> kShift], 1u);
   }
 }
 
-template <typename Bits>
+template <typename Bits, typename Input>
 __global__ void __launch_bounds__(kThreads)
     row_histogram_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, int64_t chunks, int64_t chunk_length,
-                         KeyCodec<Bits> codec, unsigned* __restrict__ row_histograms) {
-  __shared__ unsigned histogram[kHistogramBins];
+                         Input input, unsigned* __restrict__ row_histograms) {
+  __shared__ unsigned histogram[kRowHistogramBins];
   pdl::allow_dependents();  // the filter may launch now: it waits for these counts before reading them
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
     const int64_t row = item / chunks, chunk = item % chunks;
     const int64_t begin = chunk * chunk_length;
-    for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) histogram[b] = 0;
+    for (int b = int(threadIdx.x); b < kRowHistogramBins; b += kThreads) histogram[b] = 0;
     __syncthreads();
-    count_bins(histogram, x + row * n, begin, std::min(n, begin + chunk_length), codec);
+    count_bins<kRowHistogramBits>(histogram, x + row * n, begin, std::min(n, begin + chunk_length), input);
     __syncthreads();
     pdl::wait_for_prerequisites();  // the counters are zeroed
-    for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) {
-      if (histogram[b] != 0) atomicAdd(&row_histograms[row * kHistogramBins + b], histogram[b]);  // exact
+    for (int b = int(threadIdx.x); b < kRowHistogramBins; b += kThreads) {
+      if (histogram[b] != 0) atomicAdd(&row_histograms[row * kRowHistogramBins + b], histogram[b]);  // exact
     }
     __syncthreads();  // the histogram is reused
   }
@@ -475,10 +541,10 @@ __global__ void __launch_bounds__(kThreads)
 // above). Every thread reads kPerThread bins at once (one memory round trip, not a lane walking
 // the bins one load after another); a block-wide suffix sum names the thread whose bins hold the
 // k-th best key. Every thread returns the same.
-template <typename Bits>
+template <typename Bits, int kBits>
 __device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, int k) {
-  constexpr int kShift = int(sizeof(Bits)) * 8 - kHistogramBits;
-  constexpr int kPerThread = kHistogramBins / kThreads;
+  constexpr int kShift = int(sizeof(Bits)) * 8 - kBits;
+  constexpr int kPerThread = (1 << kBits) / kThreads;
   static_assert(kPerThread % 4 == 0, "whole 16-byte loads");
   const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
   unsigned counts[kPerThread];  // bins [threadIdx.x * kPerThread, ...): higher threads hold higher bins
@@ -614,17 +680,17 @@ __global__ void __launch_bounds__(kThreads, 4)
     const int64_t end = std::min(length, begin + step);
     Candidate initial_threshold = 0;
     if (admit == Admit::kRowHistograms) {
-      initial_threshold = bin_threshold<Bits>(s, row_histograms + row * kHistogramBins, k);
+      initial_threshold = bin_threshold<Bits, kRowHistogramBits>(s, row_histograms + row * kRowHistogramBins, k);
     } else if (admit == Admit::kOwnHistogram) {  // one chunk per row
-      if constexpr (std::is_same_v<Input, RawInput<Bits>>) {
+      if constexpr (Input::kRaw) {
         for (int b = int(threadIdx.x); b < kHistogramBins; b += kThreads) s.bins[b] = 0;
         __syncthreads();
-        count_bins(s.bins, x + row * n, 0, n, codec);
+        count_bins<kHistogramBits>(s.bins, x + row * n, 0, n, input);
         __syncthreads();
-        initial_threshold = bin_threshold<Bits>(s, s.bins, k);
+        initial_threshold = bin_threshold<Bits, kHistogramBits>(s, s.bins, k);
       }
     }
-    const int kept = filter_range(s, input, in + row * row_length, begin, end, k, initial_threshold, !kMergeRows);
+    const int kept = filter_range<kMergeRows>(s, input, in + row * row_length, begin, end, k, initial_threshold, !kMergeRows);
     if constexpr (!kMergeRows) {
       write_top(s, kept, row, k, x, n, codec, values, indices);
     } else {
@@ -694,23 +760,25 @@ int64_t resident_blocks() {
   static const int per_sm = [] {
     int blocks = 0;
     GPUPRIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks, filter_topk_kernel<Bits, RawInput<Bits>>, kThreads, 0));
+        &blocks, filter_topk_kernel<Bits, RawInput<Bits>, true>, kThreads, 0));
     return std::max(blocks, 1);
   }();
   return int64_t(per_sm) * current_device_info().sm_count;
 }
 
-template <typename Bits>
+// Raw: the RawInput the kernels read x through (fp32 or the general encoder).
+template <typename Bits, typename Raw>
 void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
                        int64_t* indices, Workspace& workspace, cudaStream_t stream) {
+  const Raw raw{KeyEncoder<Bits>(codec)};
   const int64_t resident = resident_blocks<Bits>();
   const auto [chunks, chunk_length] = plan_chunks(rows, n, k, resident);
   if (chunks == 1) {
     // Large k: from a running bound the buffer fills and is cut to k many times per row; the block's own
     // histogram of the row (one more read, mostly from L2) bounds it from the start instead.
     const Admit admit = k >= kHistogramMinK ? Admit::kOwnHistogram : Admit::kAll;
-    launch_level<Bits, RawInput<Bits>, false>(RawInput<Bits>{codec}, x, rows, n, 1, n, k, admit, nullptr, RowMerge{},
-                                              x, n, codec, values, indices, resident, stream);
+    launch_level<Bits, Raw, false>(raw, x, rows, n, 1, n, k, admit, nullptr, RowMerge{}, x, n, codec, values, indices,
+                                   resident, stream);
     return;
   }
   // Few rows: chunks of each row, whose last block merges the row's candidates (RowMerge). When chunks x k
@@ -724,7 +792,7 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
     level_chunks.push_back(plan_chunks(rows, capacity, k, resident).first);
     capacity = level_chunks.back() * k;
   }
-  const int64_t histogram_counters = prepass ? rows * kHistogramBins : 0;  // first: 16-byte aligned (bin_threshold)
+  const int64_t histogram_counters = prepass ? rows * kRowHistogramBins : 0;  // first: 16-byte aligned (bin_threshold)
   const int64_t counters = histogram_counters + 2 * rows * int64_t(1 + level_chunks.size());
   auto* zeroed = static_cast<unsigned*>(workspace.allocate(size_t(counters) * sizeof(unsigned)));
   zero_counters_kernel<<<grid_for(counters, 4 * kThreads, resident), kThreads, 0, stream>>>(zeroed, counters);
@@ -732,8 +800,8 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   unsigned* row_histograms = prepass ? zeroed : nullptr;
   unsigned* row_counters = zeroed + histogram_counters;
   if (prepass) {  // exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold
-    pdl::launch_dependent(row_histogram_kernel<Bits>, grid_for(rows * chunks, 1, 8 * resident), kThreads, stream, x,
-                          rows, n, chunks, chunk_length, codec, row_histograms);
+    pdl::launch_dependent(row_histogram_kernel<Bits, Raw>, grid_for(rows * chunks, 1, 8 * resident), kThreads, stream,
+                          x, rows, n, chunks, chunk_length, raw, row_histograms);
     GPUPRIM_LAUNCH_CHECK();
   }
   const auto level_merge = [&](int64_t level, int64_t level_chunk_count, const RowMerge* previous) {
@@ -743,9 +811,9 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
                     capacity, fill, fill + rows, previous ? previous->fill : nullptr};
   };
   RowMerge merge = level_merge(0, chunks, nullptr);
-  launch_level<Bits, RawInput<Bits>, true>(RawInput<Bits>{codec}, x, rows, n, chunks, chunk_length, k,
-                                           prepass ? Admit::kRowHistograms : Admit::kAll, row_histograms, merge, x,
-                                           n, codec, values, indices, resident, stream);
+  launch_level<Bits, Raw, true>(raw, x, rows, n, chunks, chunk_length, k,
+                                prepass ? Admit::kRowHistograms : Admit::kAll, row_histograms, merge, x, n, codec, values,
+                                indices, resident, stream);
   for (size_t level = 0; level < level_chunks.size(); ++level) {
     const RowMerge next = level_merge(int64_t(level) + 1, level_chunks[level], &merge);
     launch_level<Bits, CandidateInput, true>(CandidateInput{}, merge.candidates, rows, merge.capacity,
@@ -755,16 +823,33 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   }
 }
 
+// Floats (fp32, fp16, bf16) take kernels whose encoding is known at compile time.
+template <typename Bits>
+void filter_topk_any(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
+                     int64_t* indices, Workspace& workspace, cudaStream_t stream) {
+  constexpr uint16_t kBFloat16Inf = 0x7F80;
+  if (sizeof(Bits) == 2 && codec.kind == radix_sort::KeyKind::kFloat && codec.inf_bits == Bits(kBFloat16Inf)) {
+    if constexpr (sizeof(Bits) == 2) {
+      filter_topk_typed<Bits, RawInput<Bits, Keys::kBFloat16>>(x, rows, n, k, codec, values, indices, workspace,
+                                                                stream);
+    }
+  } else if (codec.kind == radix_sort::KeyKind::kFloat) {
+    filter_topk_typed<Bits, RawInput<Bits, Keys::kFloat>>(x, rows, n, k, codec, values, indices, workspace, stream);
+  } else {
+    filter_topk_typed<Bits, RawInput<Bits>>(x, rows, n, k, codec, values, indices, workspace, stream);
+  }
+}
+
 }  // namespace
 
 void filter_topk(const uint16_t* x, int64_t rows, int64_t n, int64_t k, KeyCodec<uint16_t> codec, uint16_t* values,
                  int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  filter_topk_typed<uint16_t>(x, rows, n, k, codec, values, indices, workspace, stream);
+  filter_topk_any(x, rows, n, k, codec, values, indices, workspace, stream);
 }
 
 void filter_topk(const uint32_t* x, int64_t rows, int64_t n, int64_t k, KeyCodec<uint32_t> codec, uint32_t* values,
                  int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  filter_topk_typed<uint32_t>(x, rows, n, k, codec, values, indices, workspace, stream);
+  filter_topk_any(x, rows, n, k, codec, values, indices, workspace, stream);
 }
 
 }  // namespace gpuprim

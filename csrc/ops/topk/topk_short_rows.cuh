@@ -30,6 +30,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ops/topk/key_encoder.cuh"
 #include "prim/radix_sort.cuh"
 #include "prim/warp_reduce.cuh"
 
@@ -124,65 +125,6 @@ __device__ __forceinline__ void load_lane(const Bits* __restrict__ row_in, int n
     }
   }
 }
-
-// codec.encode as branch-free integer operations, the same keys (codec.encode branches per
-// element on the kind, NaN and zero): the kind's flips become masks made once, NaN and zero
-// become selects.
-template <typename Bits>
-struct KeyEncoder {
-  static constexpr uint32_t kAll = uint32_t(Bits(~Bits(0)));
-  static constexpr uint32_t kSign = uint32_t(radix_sort::KeyCodec<Bits>::kSign);
-  uint32_t sign_flip;      // XORed into every key: kSign for signed and float kinds
-  uint32_t negative_flip;  // XORed in instead when the sign bit is set: all bits for floats (~bits)
-  uint32_t nan_above;      // floats: +inf's bits (larger magnitudes are NaN); others: all bits (never)
-  uint32_t out_flip;       // all bits when descending
-  bool is_float;
-
-  // The float's x + 0.0: -0.0 becomes +0.0, every other value stays (NaN stays a NaN). The PTX add
-  // has no .ftz: subnormals stay whatever the build's flush-to-zero setting.
-  static __host__ __device__ __forceinline__ float canonical_zero(Bits bits) {
-    float x;
-    memcpy(&x, &bits, 4);
-#ifdef __CUDA_ARCH__
-    float sum;
-    asm("add.rn.f32 %0, %1, 0f00000000;" : "=f"(sum) : "f"(x));
-    return sum;
-#else
-    return x + 0.0f;
-#endif
-  }
-
-  __host__ __device__ __forceinline__ explicit KeyEncoder(const radix_sort::KeyCodec<Bits>& codec)
-      : sign_flip(codec.kind == radix_sort::KeyKind::kUnsigned ? 0u : kSign),
-        negative_flip(codec.kind == radix_sort::KeyKind::kFloat ? kAll : sign_flip),
-        nan_above(codec.kind == radix_sort::KeyKind::kFloat ? uint32_t(codec.inf_bits) : kAll),
-        out_flip(codec.descending ? kAll : 0u),
-        is_float(codec.kind == radix_sort::KeyKind::kFloat) {}
-
-  __host__ __device__ __forceinline__ uint32_t operator()(Bits bits) const {
-    if constexpr (sizeof(Bits) == 4) {
-      if (is_float) {  // fp32: fewer steps (-0.0 made +0.0 by an add, NaN by a float compare)
-        const float x = canonical_zero(bits);
-        uint32_t w;
-        memcpy(&w, &x, 4);
-        const uint32_t key = w ^ (uint32_t(int32_t(w) >> 31) | kSign);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
-        // sm_90's add returns the canonical NaN 0x7FFFFFFF for every NaN input (any sign or payload; H200
-        // probe, 2026-11-30), whose key is already the largest: no select (5% of the short-rows kernel).
-        return key ^ out_flip;
-#else
-        return (x != x ? kAll : key) ^ out_flip;  // every NaN the largest key
-#endif
-      }
-    }
-    const uint32_t w = uint32_t(bits);
-    const uint32_t magnitude = w & (kSign - 1);
-    uint32_t key = w ^ ((w & kSign) ? negative_flip : sign_flip);
-    key = is_float && magnitude == 0 ? kSign : key;  // -0.0 ranks as +0.0
-    key = magnitude > nan_above ? kAll : key;        // every NaN the largest key
-    return key ^ out_flip;
-  }
-};
 
 template <typename Bits>
 __device__ __forceinline__ uint32_t rank_word(uint32_t key, int position, uint32_t position_mask) {
