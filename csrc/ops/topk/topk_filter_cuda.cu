@@ -473,12 +473,13 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
   return count;
 }
 
-// ---- Histogram pre-pass: the row's keys counted by their top kHistogramBits bits (exact integer
+// ---- Histogram pre-pass: the row's keys counted by their top bits (exact integer
 // counts) give, before the filter reads the row, the highest bin b such that bins >= b hold at
 // least k keys: every key below bin b is beaten by k others, so the filter admits only bins >= b —
 // on typical data a few hundred keys per row instead of k per chunk. Few rows: a kernel of its own
-// adds each chunk's counts to the row's (global atomics); one block per row: the block counts its
-// row in shared memory first (no launch, no global counts), then reads it again, mostly from L2.
+// adds each chunk's counts to the row's (global atomics, kRowHistogramBits); one block per row: the
+// block counts its row in shared memory first (kHistogramBits: no launch, no global counts), then reads
+// it again, mostly from L2.
 constexpr int64_t kHistogramMinK = 256;  // one block per row: k from which the pre-pass pays (see filter_topk_typed)
 
 // Adds the bins of positions [begin, end) of `in` to `histogram` (shared memory); `input` (a RawInput)
