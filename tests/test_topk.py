@@ -394,6 +394,39 @@ def test_cuda_filter_path_hard_inputs():
         _cuda_vs_cpu(one_row, k, -1, True)
 
 
+def _long_rows_with_specials(rows, n, dtype, generator):
+    """[rows, n] randn in fp32 or bf16 with, in every row, NaNs of both signs and several payloads (quiet and
+    signalling), -0.0, +-inf and +-subnormals at random places, a few of each."""
+    x = torch.randn(rows, n, generator=generator).to(dtype)
+    int_type = torch.int32 if dtype == torch.float32 else torch.int16
+    raw = x.view(int_type)
+    patterns = ([0x7FC00000, 0xFFC00001, 0x7F800001, 0xFFFFFFFF, 0x80000000, 0x7F800000, 0xFF800000, 1, 0x80000001]
+                if dtype == torch.float32 else
+                [0x7FC0, 0xFFC1, 0x7F81, 0xFFFF, 0x8000, 0x7F80, 0xFF80, 1, 0x8001])
+    bits = 8 * raw.element_size()
+    picks = torch.randint(0, n, (rows, 3 * len(patterns)), generator=generator)
+    at = torch.arange(rows)[:, None]
+    for i, pattern in enumerate(patterns):
+        signed = pattern - (1 << bits) if pattern >= 1 << (bits - 1) else pattern
+        raw[at, picks[:, 3 * i:3 * i + 3]] = signed
+    return x
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_cuda_filter_special_values(dtype):
+    """The threshold filter encodes fp32 and bf16 keys with a float add (-0.0 -> +0.0; on sm_90 every NaN -> one
+    canonical NaN, the largest key) instead of asking the codec per element: NaN of any sign or payload ranks above
+    +inf, -0.0 == +0.0 by index, subnormals keep their order (no flush to zero), values keep their bits; on every
+    filter path: a block per row, few rows in chunks (first-tile histogram bound), the pre-pass for one long row."""
+    g = torch.Generator().manual_seed(13)
+    for rows, n, ks in ((600, 5000, (1, 64, 300)), (9, 20_000, (1, 50, 1024)), (1, 300_001, (100, 1024))):
+        x = _long_rows_with_specials(rows, n, dtype, g)
+        for k in ks:
+            for largest in (True, False):
+                _cuda_vs_cpu(x, k, -1, largest)
+
+
 @pytest.mark.gpu
 def test_cuda_filter_few_rows_mixed_rows():
     """Few rows cut into chunks after the histogram pre-pass: rows whose bound admits few keys next to
