@@ -16,9 +16,9 @@
 // (launched for the most there can be, returning at once for merged rows; a candidate carries its
 // position), each cutting its input into chunks the same way, whose last block merges when few enough
 // remain. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
-// O(rows x k + resident blocks x k), plus 2048 counters per row. The counters are zeroed by a kernel of
-// ours so that the pre-pass and the levels can be programmatic dependent launches (each waits only where
-// it reads what the kernel before it wrote; prim/dependent_launch.cuh).
+// O(rows x k + resident blocks x k), plus 4096 counters per row (the pre-pass). The counters are zeroed by
+// a kernel of ours so that the pre-pass and the levels can be programmatic dependent launches (each waits
+// only where it reads what the kernel before it wrote; prim/dependent_launch.cuh).
 // One block per row with k >= 256 counts its row's histogram itself first (in shared memory, then
 // reads the row again): from a running bound the buffer would fill and be cut to k many times.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
@@ -812,7 +812,7 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   GPUPRIM_LAUNCH_CHECK();
   unsigned* row_histograms = prepass ? zeroed : nullptr;
   unsigned* row_counters = zeroed + histogram_counters;
-  if (prepass) {  // exact per-row histograms of the keys' top bits (rows x 2048 counts), for bin_threshold
+  if (prepass) {  // exact per-row histograms of the keys' top bits (rows x kRowHistogramBins), for bin_threshold
     pdl::launch_dependent(row_histogram_kernel<Bits, Raw>, grid_for(rows * chunks, 1, 8 * resident), kThreads, stream,
                           x, rows, n, chunks, chunk_length, raw, row_histograms);
     GPUPRIM_LAUNCH_CHECK();
