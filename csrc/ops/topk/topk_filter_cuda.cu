@@ -839,17 +839,19 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
 template <typename Bits>
 void filter_topk_any(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec, Bits* values,
                      int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  constexpr uint16_t kBFloat16Inf = 0x7F80;
-  if (sizeof(Bits) == 2 && codec.kind == radix_sort::KeyKind::kFloat && codec.inf_bits == Bits(kBFloat16Inf)) {
-    if constexpr (sizeof(Bits) == 2) {
-      filter_topk_typed<Bits, RawInput<Bits, Keys::kBFloat16>>(x, rows, n, k, codec, values, indices, workspace,
-                                                                stream);
+  const bool is_float = codec.kind == radix_sort::KeyKind::kFloat;
+  if constexpr (sizeof(Bits) == 2) {
+    constexpr Bits kBFloat16Inf = 0x7F80;  // fp16's +inf is 0x7C00
+    if (is_float && codec.inf_bits == kBFloat16Inf) {
+      return filter_topk_typed<Bits, RawInput<Bits, Keys::kBFloat16>>(x, rows, n, k, codec, values, indices,
+                                                                       workspace, stream);
     }
-  } else if (codec.kind == radix_sort::KeyKind::kFloat) {
-    filter_topk_typed<Bits, RawInput<Bits, Keys::kFloat>>(x, rows, n, k, codec, values, indices, workspace, stream);
-  } else {
-    filter_topk_typed<Bits, RawInput<Bits>>(x, rows, n, k, codec, values, indices, workspace, stream);
   }
+  if (is_float) {
+    return filter_topk_typed<Bits, RawInput<Bits, Keys::kFloat>>(x, rows, n, k, codec, values, indices, workspace,
+                                                                 stream);
+  }
+  filter_topk_typed<Bits, RawInput<Bits>>(x, rows, n, k, codec, values, indices, workspace, stream);
 }
 
 }  // namespace
