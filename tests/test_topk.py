@@ -431,7 +431,8 @@ def test_cuda_filter_special_values(dtype):
 def test_cuda_filter_few_rows_mixed_rows():
     """Few rows cut into chunks after the histogram pre-pass: rows whose bound admits few keys next to
     constant rows (every key admitted) in one launch, with ties at the k-th boundary spread over many
-    chunks, and one row that takes every block of the GPU."""
+    chunks, and one row that takes every block of the GPU. The rows with few candidates are merged by ranking
+    (rank_merge_kernel), the constant row by its last block after the levels: both in one call."""
     g = torch.Generator().manual_seed(12)
     n = 1_000_003
     x = torch.randn(5, n, generator=g)

@@ -15,7 +15,9 @@
 // candidates in all. A row that still kept more than kMergeMax goes through levels over its candidates
 // (launched for the most there can be, returning at once for merged rows; a candidate carries its
 // position), each cutting its input into chunks the same way, whose last block merges when few enough
-// remain. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
+// remain. After the pre-pass, a row's final candidates, when few enough, are ranked by many blocks at once
+// instead (rank_merge_kernel, a launch after the last level): one block's selection and sort of 1024 was
+// the end of a long row's critical path. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
 // O(rows x k + resident blocks x k), plus 4096 counters per row (the pre-pass). The counters are zeroed by
 // a kernel of ours so that the pre-pass and the levels can be programmatic dependent launches (each waits
 // only where it reads what the kernel before it wrote; prim/dependent_launch.cuh).
@@ -23,7 +25,9 @@
 // reads the row again): from a running bound the buffer would fill and be cut to k many times.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -640,14 +644,19 @@ __device__ int merge_candidates(FilterShared& s, const Candidate* __restrict__ f
 // The row's top k (the buffer's first `kept`, sorted) to values / indices: positions are those of
 // x's rows of n; values decoded from the keys, or read from x where the key loses bits (zeros, NaNs).
 template <typename Bits>
+__device__ __forceinline__ void write_one(Candidate c, int64_t row, int64_t rank, int k, const Bits* __restrict__ x,
+                                          int64_t n, KeyCodec<Bits> codec, Bits* __restrict__ values,
+                                          int64_t* __restrict__ indices) {
+  const int64_t position = candidate_position(c);
+  const auto key = static_cast<Bits>(c >> 32);
+  values[row * k + rank] = codec.decodes_exactly(key) ? codec.decode(key) : x[row * n + position];
+  indices[row * k + rank] = position;
+}
+template <typename Bits>
 __device__ void write_top(const FilterShared& s, int kept, int64_t row, int k, const Bits* __restrict__ x, int64_t n,
                           KeyCodec<Bits> codec, Bits* __restrict__ values, int64_t* __restrict__ indices) {
   for (int i = int(threadIdx.x); i < kept; i += kThreads) {  // kept == k: the row has >= k elements
-    const Candidate c = s.buffer[i];
-    const int64_t position = candidate_position(c);
-    const auto key = static_cast<Bits>(c >> 32);
-    values[row * k + i] = codec.decodes_exactly(key) ? codec.decode(key) : x[row * n + position];
-    indices[row * k + i] = position;
+    write_one(s.buffer[i], row, i, k, x, n, codec, values, indices);
   }
 }
 
@@ -662,6 +671,7 @@ struct RowMerge {
   unsigned* fill;
   unsigned* done;
   const unsigned* length_from;  // levels over candidates: the previous level's fill per row
+  unsigned rank_max;            // a row of at most this many candidates is left to rank_merge_kernel
 };
 
 // One block per (row, chunk) item: chunk c of a row covers [c * chunk_length, ...) of its row_length
@@ -719,13 +729,74 @@ __global__ void __launch_bounds__(kThreads, 4)
       if (s.last_of_row) {  // every chunk of the row is written
         __threadfence();    // and read only after the count was seen
         const unsigned total = __ldcg(merge.fill + row);
-        if (total <= kMergeMax) {  // else the next level takes them (always true at the last)
+        // At most kMergeMax: merged here, or by rank_merge_kernel after the last level when few enough; else
+        // the next level takes them (always true at the last).
+        if (total <= kMergeMax && total > merge.rank_max) {
           const int merged = merge_candidates(s, row_candidates, int(total), k);
           write_top(s, merged, row, k, x, n, codec, values, indices);
         }
       }
     }
     __syncthreads();  // the buffer is reused
+  }
+}
+
+// The few-rows merge where a row's candidates are few enough (RowMerge::rank_max): many blocks rank them at
+// once instead of one block selecting and sorting them. A candidate's rank is how many of its row's candidates
+// beat it (candidates are distinct), so one of rank r < k is the row's r-th best: written straight out. A row's
+// one-block merge (keep_best, then a sort of k) took 17 us of one row's 76 at k = 1024 (1480 candidates);
+// ranking costs count^2 compares, spread over the GPU (rank_max bounds rows x count^2).
+constexpr int kMaxLevels = 8;         // candidate levels of a few-rows launch, counting the first (raw) one
+constexpr int kRankStage = 2048;      // candidates staged in shared memory at a time
+constexpr double kRankCompares = double(kMergeMax) * kMergeMax;  // rank_merge_kernel's budget (filter_topk_typed)
+struct Levels {
+  const Candidate* candidates[kMaxLevels];
+  int64_t capacity[kMaxLevels];
+  const unsigned* fill[kMaxLevels];
+};
+
+// One block per (group of 32 candidates, row) item: lane l holds candidate 32 * group + l, warp w counts the
+// candidates that beat it in the w-th eighth of each stage; warp 0 adds the eighths. A row's candidates are
+// at the first level whose fill is <= kMergeMax (every later level skipped the row).
+template <typename Bits>
+__global__ void __launch_bounds__(kThreads)
+    rank_merge_kernel(Levels levels, int64_t rows, int64_t groups, int k, unsigned rank_max,
+                      const Bits* __restrict__ x, int64_t n, KeyCodec<Bits> codec, Bits* __restrict__ values,
+                      int64_t* __restrict__ indices) {
+  constexpr int kWarps = kThreads / kWarp;
+  __shared__ Candidate stage[kRankStage];
+  __shared__ unsigned beaten[kWarps][kWarp];
+  const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
+  pdl::wait_for_prerequisites();  // every level's candidates and fills are written
+  for (int64_t item = blockIdx.x; item < rows * groups; item += gridDim.x) {  // uniform
+    const int64_t group = item / rows, row = item % rows;
+    int level = 0;
+    unsigned count = __ldcg(levels.fill[0] + row);
+    while (count > unsigned(kMergeMax)) count = __ldcg(levels.fill[++level] + row);  // the last level's is <=
+    if (count > rank_max || group * kWarp >= count) continue;  // merged by its last block / no candidates here
+    const Candidate* from = levels.candidates[level] + row * levels.capacity[level];
+    const int64_t mine_at = group * kWarp + lane;
+    const Candidate mine = mine_at < count ? __ldcg(from + mine_at) : ~Candidate(0);
+    unsigned above = 0;  // candidates that beat mine
+    for (unsigned base = 0; base < count; base += kRankStage) {  // uniform
+      const int staged = int(min(count - base, unsigned(kRankStage)));
+      for (int i = int(threadIdx.x); i < staged; i += kThreads) stage[i] = __ldcg(from + base + i);
+      __syncthreads();
+      const int share = (staged + kWarps - 1) / kWarps;
+      const int end = min(staged, (warp + 1) * share);
+#pragma unroll 8
+      for (int i = warp * share; i < end; ++i) above += stage[i] > mine;  // one broadcast load a compare
+      __syncthreads();  // the stage is read before the next one is written
+    }
+    beaten[warp][lane] = above;
+    __syncthreads();
+    if (warp == 0 && mine_at < count) {
+      unsigned rank = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) rank += beaten[w][lane];
+      if (rank < unsigned(k)) write_one(mine, row, rank, k, x, n, codec, values, indices);
+    }
+    __syncthreads();  // beaten is reused
   }
 }
 
@@ -817,22 +888,44 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
                           x, rows, n, chunks, chunk_length, raw, row_histograms);
     GPUPRIM_LAUNCH_CHECK();
   }
+  // With the pre-pass, rows of at most rank_max candidates are merged by rank_merge_kernel: rows x rank_max^2
+  // compares at most, about what one block's merge of kMergeMax candidates costs (a row's own block merges more
+  // than that). H200 probe (2026-11-30): one row of 2^24 k = 1024 / 100 75.2 / 64.6 -> 62.2 / 57.1 us, [4, 2^22]
+  // k = 64 61.7 -> 56.8 us. Without the pre-pass (at most kMergeMax candidates, or k < 256 and chunks x k <=
+  // kMergeMax) the last block's merge is cheap and the rank kernel a launch more: decode [64, 128256] k = 50 /
+  // 8 30.4 / 26.3 -> 32.7 / 29.4 us, one row k = 8 43.5 -> 47.7 us. Rows left with more than rank_max after
+  // the levels (torch.rand rows, k = 1024) pay that launch for nothing: 2-4 us.
+  const bool rank_merge = prepass;
+  const auto rank_max =
+      rank_merge ? unsigned(std::min<int64_t>(kMergeMax, int64_t(std::sqrt(kRankCompares / double(rows))))) : 0u;
   const auto level_merge = [&](int64_t level, int64_t level_chunk_count, const RowMerge* previous) {
     const int64_t capacity = level_chunk_count * k;
     unsigned* fill = row_counters + 2 * rows * level;
     return RowMerge{static_cast<Candidate*>(workspace.allocate(size_t(rows * capacity) * sizeof(Candidate))),
-                    capacity, fill, fill + rows, previous ? previous->fill : nullptr};
+                    capacity, fill, fill + rows, previous ? previous->fill : nullptr, rank_max};
   };
+  // Each level cuts its capacity by >= 8 (chunks of >= 8 k keep k each): 8 levels take 8192 x 8^7 candidates.
+  if (level_chunks.size() >= size_t(kMaxLevels)) throw std::logic_error("gpuprim topk: too many candidate levels");
+  Levels levels{};
   RowMerge merge = level_merge(0, chunks, nullptr);
   launch_level<Bits, Raw, true>(raw, x, rows, n, chunks, chunk_length, k, prepass ? Admit::kRowHistograms : Admit::kAll,
                                 row_histograms, merge, x, n, codec, values, indices, resident, stream);
-  for (size_t level = 0; level < level_chunks.size(); ++level) {
+  for (size_t level = 0;; ++level) {
+    levels.candidates[level] = merge.candidates;
+    levels.capacity[level] = merge.capacity;
+    levels.fill[level] = merge.fill;
+    if (level == level_chunks.size()) break;
     const RowMerge next = level_merge(int64_t(level) + 1, level_chunks[level], &merge);
     launch_level<Bits, CandidateInput, true>(CandidateInput{}, merge.candidates, rows, merge.capacity,
                                              level_chunks[level], 0, k, Admit::kAll, nullptr, next, x, n, codec,
                                              values, indices, resident, stream);
     merge = next;
   }
+  if (!rank_merge) return;
+  const int64_t groups = (rank_max + kWarp - 1) / kWarp;
+  pdl::launch_dependent(rank_merge_kernel<Bits>, grid_for(rows * groups, 1, 2 * resident), kThreads, stream, levels,
+                        rows, groups, int(k), rank_max, x, n, codec, values, indices);
+  GPUPRIM_LAUNCH_CHECK();
 }
 
 // Floats (fp32, fp16, bf16) take kernels whose encoding is known at compile time.
