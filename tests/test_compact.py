@@ -207,6 +207,25 @@ def test_cuda_large_random():
 
 
 @pytest.mark.gpu
+def test_cuda_two_passes():
+    """From 128 MiB of x the kernel counts each tile's flags first, scans the counts, then compacts: every element
+    size, flags and x off their 16-byte alignment, all / none kept, ragged last tiles."""
+    n = (1 << 25) + 12345  # fp32: 128 MiB and a partial tile
+    x = torch.randn(n, device="cuda")
+    mask = torch.rand(n, device="cuda") < 0.5
+    check_compact(x, mask)
+    check_compact(x, mask, fill_value=None)
+    check_compact(x[3:], mask[3:])  # x and flags unaligned: element-by-element loads, flags a byte at a time
+    check_compact(x[4:], mask[:-4], fill_value=-2.0)
+    check_compact(x.double(), mask)  # 8-byte words: tiles of 4096
+    check_compact(x.half().repeat(2), mask.repeat(2))  # 2-byte words
+    check_compact(x.to(torch.uint8).repeat(4), mask.repeat(4), fill_value=7)
+    check_compact(x, torch.ones_like(mask))
+    check_compact(x, torch.zeros_like(mask))
+    check_no_sync_and_graph_capture(lambda: gpuprim.compact(x, mask), replays=2)
+
+
+@pytest.mark.gpu
 def test_no_sync_and_graph_capture():
     x = torch.randn(3, 100_000, device="cuda")
     mask = torch.rand(3, 100_000, device="cuda") < 0.3

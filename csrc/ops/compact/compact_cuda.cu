@@ -1,7 +1,9 @@
 // Kernel of gpuprim::compact: one pass over x and the flags with a decoupled look-back on the kept
-// counts (prim/lookback.cuh). Elements are handled as same-width unsigned words (compaction copies
+// counts (prim/lookback.cuh), or for large inputs two: the kept count of every tile first (the flags
+// alone, 1 byte an element), a scan of those counts, then the same tile kernel reading its prefix instead
+// of waiting for its predecessors. Elements are handled as same-width unsigned words (compaction copies
 // bits, so the dtype only matters through its size). Each tile ranks its elements, learns P (kept
-// elements before it) from its predecessors, then writes every output position it owns exactly once:
+// elements before it), then writes every output position it owns exactly once:
 // a kept element with tile-local rank r goes to out[P + r], the dropped element with global drop rank
 // q writes the fill word at out[n - 1 - q]. The dropped elements fill [count, n) from the end, so no
 // tail pass is needed and nobody has to know the total count first; the last tile writes *count.
@@ -11,6 +13,9 @@
 // 0.99 ms; one 8192-element tile per block, tile = block index: 0.78 ms; with the look-back's first poll
 // delayed 2000 ns: 0.74 ms (no fill: 0.57 ms; CUB's DeviceSelect::If, which reads no mask, 0.59 ms). Launch
 // bounds for 5 / 6 blocks per SM (48 / 40 registers, spilling): 0.75 / 0.81 ms; 3000 ns: 0.74 (no fill 0.59).
+// Two passes (H200 probe, 2026-11-30 21:20 UTC, CUB's If timed in the same program: 601 us): 256M 740 -> 672 us
+// (no fill 571 -> 503 us): the flags are read twice, but no tile waits on another; 16M 59 -> 60 us, 1M 10.3 ->
+// 15.9 us (three launches more), so one pass below kTwoPassMinBytes of x.
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -21,6 +26,7 @@
 #include "common/cuda_check.h"
 #include "common/launch_utils.h"
 #include "ops/compact/compact_launch.h"
+#include "prim/cub.cuh"
 #include "prim/lookback.cuh"
 
 namespace gpuprim {
@@ -29,6 +35,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kSlots = 1;  // group look-back window: kSlots * 32 groups of 32 tiles
+constexpr int64_t kTwoPassMinBytes = int64_t(128) << 20;  // x's bytes from which two passes pay (see above)
+constexpr int kCountTilesPerBlock = 4;  // count_kernel: tiles a block counts, their flags loaded at once
 constexpr unsigned kFirstPollDelayNs = 2000;  // H200 256M fp32: 1000 / 2000 / 3000 ns 0.75 / 0.74 / 0.73 ms,
                                               // bf16 0.54 / 0.52 / 0.58 ms
 
@@ -69,11 +77,13 @@ __device__ __forceinline__ void load4(const Word* p, Word (&w)[4]) {
 
 // One tile per block, tile = block index (the look-back's order: a tile waits only for tiles of lower
 // block index, which the hardware starts first). kVector: x and flags are aligned for the vector loads
-// of load4 / 4 flags. write_fill: dropped elements write `fill` at the end of out.
+// of load4 / 4 flags. write_fill: dropped elements write `fill` at the end of out. tile_offsets (two passes):
+// each tile's P, else null (the look-back on tiles / groups).
 template <typename Word, bool kVector, int kChunks>
 __global__ void __launch_bounds__(kThreads)
     compact_kernel(const Word* __restrict__ x, const uint8_t* __restrict__ flags, int64_t n, Word* __restrict__ out,
-                   int64_t* __restrict__ count, TileStatus* tiles, TileStatus* groups, Word fill, bool write_fill) {
+                   int64_t* __restrict__ count, TileStatus* tiles, TileStatus* groups, Word fill, bool write_fill,
+                   const int64_t* __restrict__ tile_offsets) {
   using Shape = TileShape<kChunks>;
   constexpr int kTileItems = Shape::kItems, kChunkItems = Shape::kChunkItems, kPacks = Shape::kPacks;
   constexpr int kTotals = Shape::kTotals, kTotalsPerLane = Shape::kTotalsPerLane;
@@ -156,7 +166,12 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
 
-  if (warp == 0) {  // whole warp: the look-back needs all 32 lanes converged
+  if (tile_offsets != nullptr) {  // two passes: counted and scanned before
+    if (threadIdx.x == 0) {
+      s_prefix = tile_offsets[tile];
+      if (tile == num_tiles - 1) *count = s_prefix + s_kept_count;
+    }
+  } else if (warp == 0) {  // whole warp: the look-back needs all 32 lanes converged
     const int64_t kept = s_kept_count;
     const int64_t prefix = lookback::tile_exclusive_prefix<kSlots>(tiles, groups, tile, kept, s_window,
                                                                    kFirstPollDelayNs);
@@ -190,6 +205,55 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The two-pass path's first pass: counts[tile] = the tile's flags != 0, kTileItems flags a tile (its kTileItems
+// elements in compact_kernel). kVector: flags aligned for 16-byte loads. Plain loads: the flags are read again
+// right after, from L2 where they fit.
+template <int kTileItems, bool kVector>
+__global__ void __launch_bounds__(kThreads)
+    count_kernel(const uint8_t* __restrict__ flags, int64_t n, int64_t num_tiles, int64_t* __restrict__ counts) {
+  constexpr int kLoads = kTileItems / 16 / kThreads;  // 16-byte loads per thread and tile
+  static_assert(kLoads * 16 * kThreads == kTileItems, "tile shape");
+  __shared__ int s_warp_counts[kCountTilesPerBlock][kWarps];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t first_tile = int64_t(blockIdx.x) * kCountTilesPerBlock;
+  uint4 loaded[kCountTilesPerBlock][kLoads];
+#pragma unroll
+  for (int t = 0; t < kCountTilesPerBlock; ++t) {
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      const int64_t at = (first_tile + t) * kTileItems + int64_t(j * kThreads + threadIdx.x) * 16;
+      if (kVector && at + 16 <= n) {
+        loaded[t][j] = *reinterpret_cast<const uint4*>(flags + at);
+      } else {  // unaligned flags, or the end: one byte at a time, 0 past n
+        uint32_t w[4] = {0, 0, 0, 0};
+        for (int b = 0; b < 16; ++b) {
+          if (at + b < n) w[b / 4] |= uint32_t(flags[at + b] != 0) << (8 * (b % 4));
+        }
+        loaded[t][j] = make_uint4(w[0], w[1], w[2], w[3]);
+      }
+    }
+  }
+  // Bytes != 0 in a word: bit 7 of each byte set by ((b & 0x7F) + 0x7F) | b exactly when b != 0.
+  const auto nonzero_bytes = [](uint32_t w) { return __popc((((w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | w) & 0x80808080u); };
+#pragma unroll
+  for (int t = 0; t < kCountTilesPerBlock; ++t) {
+    int kept = 0;
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      const uint4 v = loaded[t][j];
+      kept += nonzero_bytes(v.x) + nonzero_bytes(v.y) + nonzero_bytes(v.z) + nonzero_bytes(v.w);
+    }
+    for (int offset = 16; offset >= 1; offset /= 2) kept += __shfl_xor_sync(0xffffffffu, kept, offset);
+    if (lane == 0) s_warp_counts[t][warp] = kept;
+  }
+  __syncthreads();
+  if (threadIdx.x < kCountTilesPerBlock && first_tile + threadIdx.x < num_tiles) {
+    int kept = 0;
+    for (int w = 0; w < kWarps; ++w) kept += s_warp_counts[threadIdx.x][w];
+    counts[first_tile + threadIdx.x] = kept;
+  }
+}
+
 template <typename Word, bool kVector>
 void launch(const void* x, const bool* flags, int64_t n, void* out, int64_t* count, const void* fill,
             Workspace& workspace, cudaStream_t stream) {
@@ -201,10 +265,34 @@ void launch(const void* x, const bool* flags, int64_t n, void* out, int64_t* cou
   }
   Word fill_word = 0;
   if (fill != nullptr) std::memcpy(&fill_word, fill, sizeof(Word));
-  const auto state = lookback::allocate_state<int64_t>(1, num_tiles, workspace, stream);
-  compact_kernel<Word, kVector, kChunks><<<static_cast<unsigned>(num_tiles), kThreads, 0, stream>>>(
-      static_cast<const Word*>(x), reinterpret_cast<const uint8_t*>(flags), n, static_cast<Word*>(out), count,
-      state.tiles, state.groups, fill_word, fill != nullptr);
+  const auto* flag_bytes = reinterpret_cast<const uint8_t*>(flags);
+  const auto grid = static_cast<unsigned>(num_tiles);
+  if (n * int64_t(sizeof(Word)) < kTwoPassMinBytes) {
+    const auto state = lookback::allocate_state<int64_t>(1, num_tiles, workspace, stream);
+    compact_kernel<Word, kVector, kChunks><<<grid, kThreads, 0, stream>>>(
+        static_cast<const Word*>(x), flag_bytes, n, static_cast<Word*>(out), count, state.tiles, state.groups,
+        fill_word, fill != nullptr, nullptr);
+    GPUPRIM_LAUNCH_CHECK();
+    return;
+  }
+  constexpr int kTileItems = TileShape<kChunks>::kItems;
+  auto* counts = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * num_tiles));
+  auto* offsets = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * num_tiles));
+  const auto count_grid = static_cast<unsigned>((num_tiles + kCountTilesPerBlock - 1) / kCountTilesPerBlock);
+  if (reinterpret_cast<uintptr_t>(flags) % 16 == 0) {
+    count_kernel<kTileItems, true><<<count_grid, kThreads, 0, stream>>>(flag_bytes, n, num_tiles, counts);
+  } else {
+    count_kernel<kTileItems, false><<<count_grid, kThreads, 0, stream>>>(flag_bytes, n, num_tiles, counts);
+  }
+  GPUPRIM_LAUNCH_CHECK();
+  const auto tiles = static_cast<int32_t>(num_tiles);  // <= kMaxGrid: CUB's 32-bit offsets
+  size_t temp_bytes = 0;
+  GPUPRIM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, offsets, tiles, stream));
+  void* temp = workspace.allocate(temp_bytes);
+  GPUPRIM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, counts, offsets, tiles, stream));
+  compact_kernel<Word, kVector, kChunks><<<grid, kThreads, 0, stream>>>(
+      static_cast<const Word*>(x), flag_bytes, n, static_cast<Word*>(out), count, nullptr, nullptr, fill_word,
+      fill != nullptr, offsets);
   GPUPRIM_LAUNCH_CHECK();
 }
 
