@@ -1,4 +1,4 @@
-// CUDA glue of gpuprim::masked_select: compact's one-pass kernel without a fill (ops/compact/compact_launch.h)
+// CUDA glue of gpuprim::masked_select: compact's kernels without a fill (ops/compact/compact_launch.h)
 // into an x-sized scratch buffer, then the count read on the host (the sync that sizes the output) and the kept
 // prefix copied out. (Counting the mask first with at::sum cast it to int64 in memory: 1.9 ms at 256M, slower
 // than torch.masked_select's 1.75.)
