@@ -17,10 +17,11 @@
 // position), each cutting its input into chunks the same way, whose last block merges when few enough
 // remain. After the pre-pass, a row's final candidates, when few enough, are ranked by many blocks at once
 // instead (rank_merge_kernel, a launch after the last level): one block's selection and sort of 1024 was
-// the end of a long row's critical path. Workspace: rows x chunks x k candidates, chunks <= resident blocks / rows, so
-// O(rows x k + resident blocks x k), plus 4096 counters per row (the pre-pass). The counters are zeroed by
-// a kernel of ours so that the pre-pass and the levels can be programmatic dependent launches (each waits
-// only where it reads what the kernel before it wrote; prim/dependent_launch.cuh).
+// the end of a long row's critical path. Workspace: rows x chunks x k candidates, chunks <= resident
+// blocks / rows, so O(rows x k + resident blocks x k), plus 4096 counters per row (the pre-pass). The
+// counters are zeroed by a kernel of ours so that the pre-pass, the levels and the rank merge can be
+// programmatic dependent launches (each waits only where it reads what the kernel before it wrote;
+// prim/dependent_launch.cuh).
 // One block per row with k >= 256 counts its row's histogram itself first (in shared memory, then
 // reads the row again): from a running bound the buffer would fill and be cut to k many times.
 // Deterministic: the output is a function of the input (the appends' order never matters: sorted).
@@ -641,8 +642,8 @@ __device__ int merge_candidates(FilterShared& s, const Candidate* __restrict__ f
   return count;
 }
 
-// The row's top k (the buffer's first `kept`, sorted) to values / indices: positions are those of
-// x's rows of n; values decoded from the keys, or read from x where the key loses bits (zeros, NaNs).
+// Candidate c as the row's rank-th best to values / indices: positions are those of x's rows of n; values
+// decoded from the key, or read from x where the key loses bits (zeros, NaNs).
 template <typename Bits>
 __device__ __forceinline__ void write_one(Candidate c, int64_t row, int64_t rank, int k, const Bits* __restrict__ x,
                                           int64_t n, KeyCodec<Bits> codec, Bits* __restrict__ values,
@@ -652,6 +653,7 @@ __device__ __forceinline__ void write_one(Candidate c, int64_t row, int64_t rank
   values[row * k + rank] = codec.decodes_exactly(key) ? codec.decode(key) : x[row * n + position];
   indices[row * k + rank] = position;
 }
+// The row's top k: the buffer's first `kept`, sorted.
 template <typename Bits>
 __device__ void write_top(const FilterShared& s, int kept, int64_t row, int k, const Bits* __restrict__ x, int64_t n,
                           KeyCodec<Bits> codec, Bits* __restrict__ values, int64_t* __restrict__ indices) {
