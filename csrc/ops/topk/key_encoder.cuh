@@ -43,6 +43,15 @@ struct KeyEncoder {
         out_flip(codec.descending ? kAll : 0u),
         is_float(codec.kind == radix_sort::KeyKind::kFloat) {}
 
+  // This encoder as one whose codec is known at compile time to be a float kind's when kFloat (is_float a
+  // constant: operator()'s integer paths drop out), else as it is.
+  template <bool kFloat>
+  __host__ __device__ __forceinline__ KeyEncoder known_float() const {
+    KeyEncoder encoder = *this;
+    if (kFloat) encoder.is_float = true;
+    return encoder;
+  }
+
   // The ascending key of the fp32 with these bits, in fewer steps than the integer path: -0.0 made +0.0
   // by an add, NaN by a float compare.
   static __host__ __device__ __forceinline__ uint32_t float_key(uint32_t bits) {

@@ -77,9 +77,7 @@ struct RawInput {
     if constexpr (kKeys == Keys::kBFloat16) {
       return encoder.bfloat16(bits);
     } else {
-      KeyEncoder<Bits> encode = encoder;
-      if (kKeys == Keys::kFloat) encode.is_float = true;  // a constant: the integer paths drop out
-      return encode(bits);
+      return encoder.template known_float<kKeys == Keys::kFloat>()(bits);
     }
   }
   __device__ __forceinline__ Candidate operator()(Bits bits, int64_t position) const {
@@ -357,8 +355,55 @@ __device__ __forceinline__ void load_tile(uint4 (&tile)[kLoads], const uint4* __
   }
 }
 
+// The admission threshold from a histogram of a row's keys by their top kBits bits (exact counts; global or
+// shared memory, 16-byte aligned): the highest bin b with bins >= b holding at least k keys, as the candidate
+// threshold that admits bins >= b (the pre-pass below). Every thread reads kPerThread bins at once (one memory
+// round trip, not a lane walking the bins one load after another); a block-wide suffix sum names the thread
+// whose bins hold the k-th best key. Every thread returns the same.
 template <typename Bits, int kBits>
-__device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, int k);
+__device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, int k) {
+  constexpr int kShift = int(sizeof(Bits)) * 8 - kBits;
+  constexpr int kPerThread = (1 << kBits) / kThreads;
+  static_assert(kPerThread % 4 == 0, "whole 16-byte loads");
+  const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
+  unsigned counts[kPerThread];  // bins [threadIdx.x * kPerThread, ...): higher threads hold higher bins
+#pragma unroll
+  for (int j = 0; j < kPerThread; j += 4) {
+    const uint4 four = reinterpret_cast<const uint4*>(histogram + threadIdx.x * kPerThread)[j / 4];
+    counts[j] = four.x, counts[j + 1] = four.y, counts[j + 2] = four.z, counts[j + 3] = four.w;
+  }
+  unsigned long long total = 0;
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) total += counts[j];
+  unsigned long long running = total;  // inclusive suffix sum over the warp's lanes
+  for (int offset = 1; offset < kWarp; offset *= 2) {
+    const unsigned long long other = __shfl_down_sync(kFullMask, running, offset);
+    if (lane + offset < kWarp) running += other;
+  }
+  if (lane == 0) s.warp_totals[warp] = running;
+  __syncthreads();
+  unsigned long long above = running - total;  // keys in higher bins
+  for (int w = warp + 1; w < kThreads / kWarp; ++w) above += s.warp_totals[w];
+  const auto wanted = static_cast<unsigned long long>(k);
+  if (above < wanted && wanted <= above + total) {  // exactly one thread: the counts add up to n >= k
+    unsigned long long taken = above;
+    int bin = int(threadIdx.x) * kPerThread;
+#pragma unroll
+    for (int j = kPerThread - 1; j >= 0; --j) {
+      taken += counts[j];
+      if (taken >= wanted) {
+        bin = int(threadIdx.x) * kPerThread + j;
+        break;
+      }
+    }
+    // Candidates of keys in bins >= bin are >= (bin << kShift) << 32: admit c > that - 1.
+    s.bound = bin == 0 ? 0 : (Candidate(unsigned(bin) << kShift) << 32) - 1;
+  }
+  __syncthreads();
+  const Candidate threshold = s.bound;
+  __syncthreads();  // s.bound is keep_best's too
+  return threshold;
+}
 
 // Filters positions [begin, end) of one row (`in` = its first element) into the buffer and leaves
 // the best (at most k) of those above initial_threshold at its front, sorted when `sorted` (a chunk that
@@ -552,55 +597,6 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();  // the histogram is reused
   }
-}
-
-// The admission threshold from a row's histogram (global or shared memory, 16-byte aligned; see
-// above). Every thread reads kPerThread bins at once (one memory round trip, not a lane walking
-// the bins one load after another); a block-wide suffix sum names the thread whose bins hold the
-// k-th best key. Every thread returns the same.
-template <typename Bits, int kBits>
-__device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, int k) {
-  constexpr int kShift = int(sizeof(Bits)) * 8 - kBits;
-  constexpr int kPerThread = (1 << kBits) / kThreads;
-  static_assert(kPerThread % 4 == 0, "whole 16-byte loads");
-  const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
-  unsigned counts[kPerThread];  // bins [threadIdx.x * kPerThread, ...): higher threads hold higher bins
-#pragma unroll
-  for (int j = 0; j < kPerThread; j += 4) {
-    const uint4 four = reinterpret_cast<const uint4*>(histogram + threadIdx.x * kPerThread)[j / 4];
-    counts[j] = four.x, counts[j + 1] = four.y, counts[j + 2] = four.z, counts[j + 3] = four.w;
-  }
-  unsigned long long total = 0;
-#pragma unroll
-  for (int j = 0; j < kPerThread; ++j) total += counts[j];
-  unsigned long long running = total;  // inclusive suffix sum over the warp's lanes
-  for (int offset = 1; offset < kWarp; offset *= 2) {
-    const unsigned long long other = __shfl_down_sync(kFullMask, running, offset);
-    if (lane + offset < kWarp) running += other;
-  }
-  if (lane == 0) s.warp_totals[warp] = running;
-  __syncthreads();
-  unsigned long long above = running - total;  // keys in higher bins
-  for (int w = warp + 1; w < kThreads / kWarp; ++w) above += s.warp_totals[w];
-  const auto wanted = static_cast<unsigned long long>(k);
-  if (above < wanted && wanted <= above + total) {  // exactly one thread: the counts add up to n >= k
-    unsigned long long taken = above;
-    int bin = int(threadIdx.x) * kPerThread;
-#pragma unroll
-    for (int j = kPerThread - 1; j >= 0; --j) {
-      taken += counts[j];
-      if (taken >= wanted) {
-        bin = int(threadIdx.x) * kPerThread + j;
-        break;
-      }
-    }
-    // Candidates of keys in bins >= bin are >= (bin << kShift) << 32: admit c > that - 1.
-    s.bound = bin == 0 ? 0 : (Candidate(unsigned(bin) << kShift) << 32) - 1;
-  }
-  __syncthreads();
-  const Candidate threshold = s.bound;
-  __syncthreads();  // s.bound is keep_best's too
-  return threshold;
 }
 
 // Where a block's admission threshold starts (see the pre-pass above).

@@ -177,8 +177,7 @@ __device__ __forceinline__ void load_lane_list(const Bits* __restrict__ row_in, 
   Bits raw[kItems];
   uint32_t keep[kItems];
   load_lane<Bits, kGroup, kFull>(row_in, n, active, vector_loads, g, raw, keep);
-  KeyEncoder<Bits> encode(codec);
-  if (kFull) encode.is_float = true;  // a constant: the integer paths drop out
+  const KeyEncoder<Bits> encode = KeyEncoder<Bits>(codec).template known_float<kFull>();
   uint32_t words[kItems];
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
