@@ -13,7 +13,7 @@
 // 0.99 ms; one 8192-element tile per block, tile = block index: 0.78 ms; with the look-back's first poll
 // delayed 2000 ns: 0.74 ms (no fill: 0.57 ms; CUB's DeviceSelect::If, which reads no mask, 0.59 ms). Launch
 // bounds for 5 / 6 blocks per SM (48 / 40 registers, spilling): 0.75 / 0.81 ms; 3000 ns: 0.74 (no fill 0.59).
-// Two passes (H200 probe, 2026-11-30 21:20 UTC, CUB's If timed in the same program: 601 us): 256M 740 -> 672 us
+// Two passes (H200 probe, 2026-11-30 ~20:30 UTC, CUB's If timed in the same program: 601 us): 256M 740 -> 672 us
 // (no fill 571 -> 503 us): the flags are read twice, but no tile waits on another; 16M 59 -> 60 us, 1M 10.3 ->
 // 15.9 us (three launches more), so one pass below kTwoPassMinBytes of x.
 #include <cstdint>
