@@ -19,7 +19,7 @@ def compact(x: Tensor, mask: Tensor, *, fill_value: Optional[Number] = 0) -> Tup
         fill_value: what fills the tail of ``out`` (converted to ``x``'s dtype; a value the dtype
             cannot hold is a ValueError), like ``torch.nonzero_static``'s. ``None`` leaves the tail
             unwritten — arbitrary values, like ``torch.empty`` — and saves the tail's writes (H200,
-            256M fp32 half kept: 0.74 -> 0.60 ms).
+            256M fp32 half kept: 0.67 -> 0.56 ms).
 
     Returns:
         ``(out, count)``: ``out`` is 1-D with ``x.numel()`` elements of ``x``'s dtype: the kept
@@ -30,7 +30,8 @@ def compact(x: Tensor, mask: Tensor, *, fill_value: Optional[Number] = 0) -> Tup
     Deterministic (a compaction has one answer; with ``fill_value=None`` only ``out[:count]`` is
     defined). Differentiable in floating ``x``: the gradient of ``x`` is ``grad_out`` gathered back
     to the kept positions, zero elsewhere (the tail of ``out`` gets no gradient to anything).
-    CUDA: one pass over x and the mask (64-bit sizes, no host sync).
+    CUDA: one pass over x and the mask, or from 128 MiB of x two (the mask's kept counts per tile
+    first); 64-bit sizes, no host sync.
     """
     out, count = torch.ops.gpuprim.compact.default(x, mask, fill_value=fill_value)
     return out, count

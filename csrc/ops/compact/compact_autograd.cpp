@@ -18,11 +18,13 @@ class CompactFunction : public torch::autograd::Function<CompactFunction> {
     auto [out, count] = gpuprim::compact(x, mask, fill_value);
     ctx->save_for_backward({mask});
     ctx->mark_non_differentiable({count});
+    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
     return {out, count};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
+    if (!grads[0].defined()) return torch::autograd::variable_list(3);  // no gradient reached the output
     const at::Tensor& grad_out = grads[0];
     const at::Tensor mask = ctx->get_saved_variables()[0];
     const at::Tensor flags = mask.reshape({-1});

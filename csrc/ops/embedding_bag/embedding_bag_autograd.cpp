@@ -33,11 +33,13 @@ class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFuncti
     ctx->save_for_backward({weight, indices, offsets.value_or(at::Tensor()), bag_size, max_indices,
                             per_sample_weights.value_or(at::Tensor())});
     ctx->mark_non_differentiable({bag_size, max_indices});
+    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
     return {out, bag_size, max_indices};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
+    if (!grads[0].defined()) return torch::autograd::variable_list(8);  // no gradient reached the output
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& weight = saved[0];
     const c10::IValue padding = ctx->saved_data["padding_idx"];

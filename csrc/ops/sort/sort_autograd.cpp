@@ -18,11 +18,13 @@ class SortFunction : public torch::autograd::Function<SortFunction> {
     ctx->saved_data["dim"] = dim;
     ctx->save_for_backward({indices});
     ctx->mark_non_differentiable({indices});
+    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
     return {values, indices};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
+    if (!grads[0].defined()) return torch::autograd::variable_list(3);  // no gradient reached the output
     const at::Tensor& grad_values = grads[0];
     const at::Tensor indices = ctx->get_saved_variables()[0];
     at::Tensor grad_x = grad_values.dim() == 0

@@ -20,11 +20,13 @@ class TopkFunction : public torch::autograd::Function<TopkFunction> {
     ctx->saved_data["dim"] = dim;
     ctx->save_for_backward({indices});
     ctx->mark_non_differentiable({indices});
+    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
     return {values, indices};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
+    if (!grads[0].defined()) return torch::autograd::variable_list(5);  // no gradient reached the output
     const at::Tensor indices = ctx->get_saved_variables()[0];
     const auto sizes = ctx->saved_data["sizes"].toSymIntVector();
     at::Tensor grad_x = gpuprim::topk_backward(grads[0], indices, sizes, ctx->saved_data["dim"].toInt());

@@ -19,11 +19,13 @@ class TopkGatingFunction : public torch::autograd::Function<TopkGatingFunction> 
     ctx->saved_data["renormalize"] = renormalize;
     ctx->save_for_backward({logits, gates, expert_ids});
     ctx->mark_non_differentiable({expert_ids});
+    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
     return {gates, expert_ids};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
+    if (!grads[0].defined()) return torch::autograd::variable_list(4);  // no gradient reached the output
     const auto saved = ctx->get_saved_variables();
     at::Tensor grad_logits =
         gpuprim::topk_gating_backward(grads[0], saved[0], saved[1], saved[2], ctx->saved_data["score"].toStringRef(),
