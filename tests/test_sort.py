@@ -205,8 +205,9 @@ def test_bad_arguments(device):
 
 # ---------------------------------------------------------------- CUDA-only: every code path
 # sort_cuda.cu picks a path by (rows, n, key width): rows of 33..2048 elements (or one row of
-# <= 2048) -> one thread block per row (tiles of 512, 1024, 2048); one longer row -> device radix sort
-# of the bare key (int32, and int64 ascending: of x itself, no encode); rows >= 2^18 long, if <= 16 of
+# <= 2048) -> one thread block per row (tiles of 512, 1024, 2048); one longer row -> int32 / fp32: the
+# onesweep sort (prim/onesweep.cuh), others: device radix sort of the bare key (int64 ascending: of x
+# itself, no encode); rows >= 2^18 long, if <= 16 of
 # them or with 64-bit keys -> one radix sort per row; other rows with keys <= 32 bits -> the row
 # packed above the key (32- or 64-bit composite key); the remaining 64-bit keys -> two passes (by key,
 # then stably by row).
@@ -261,7 +262,7 @@ def test_cuda_matches_cpu_every_path(dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)
 def test_cuda_one_integer_row_straight_to_cub(dtype):
-    """One long int32/int64 row goes to CUB as it is: many ties, both extremes, a strided view."""
+    """One long int32 row (onesweep sort) / int64 row (CUB as it is): many ties, both extremes, a strided view."""
     g = torch.Generator().manual_seed(11)
     info = torch.iinfo(dtype)
     x = torch.randint(-20, 20, (100_003,), generator=g).to(dtype)
@@ -270,6 +271,25 @@ def test_cuda_one_integer_row_straight_to_cub(dtype):
     for view in (x, x[1::3]):  # the strided view made on the GPU (.cuda() of one would be contiguous)
         for descending in (False, True):
             check_sort(view, 0, descending)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float32], ids=str)
+def test_cuda_onesweep_rows(dtype):
+    """The onesweep sort's cases: data starting off a 16-byte boundary (its histogram's vector loads), tiles
+    whose keys share a digit (copied straight through), sorted and reversed input, a ragged last tile."""
+    g = torch.Generator().manual_seed(5)
+    n = 1_000_003
+    base = _random((n + 3,), dtype, g).cuda()
+    cases = [base[offset:offset + n] for offset in (1, 2, 3)]  # contiguous, data_ptr % 16 = 4, 8, 12
+    cases += [torch.full((n,), 7, dtype=dtype, device="cuda"), torch.arange(n, device="cuda").to(dtype),
+              torch.arange(n, 0, -1, device="cuda").to(dtype), (torch.arange(n, device="cuda") % 8).to(dtype)]
+    for x in cases:
+        for descending in (False, True):
+            values, indices = gpuprim.sort(x, 0, descending=descending)
+            expected = torch.sort(x, stable=True, descending=descending)
+            assert torch.equal(indices, expected.indices)
+            assert_bitwise_equal(values, expected.values, "onesweep vs torch.sort")
 
 
 @pytest.mark.gpu

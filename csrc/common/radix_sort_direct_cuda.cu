@@ -1,6 +1,6 @@
 // CUB DeviceRadixSort from input to output buffers (prim/radix_sort.cuh's sort_pairs_direct and
-// sort_keys_direct), compiled once for gpuprim::sort_pairs' direct path, gpuprim::sort's int32/int64
-// rows and gpuprim::sort_values' int32/int64 rows. In
+// sort_keys_direct), compiled once for gpuprim::sort_pairs' direct path, gpuprim::sort's int64 rows
+// and gpuprim::sort_values' int32/int64 rows. In
 // csrc/common/ so that it is built whatever GPUPRIM_OPS selects; a file of its own so that it
 // compiles in parallel with common/radix_sort_cuda.cu.
 #include "common/cuda_check.h"
@@ -60,7 +60,6 @@ GPUPRIM_INSTANTIATE_SORT_PAIRS_DIRECT(int32_t, uint32_t, false)
 GPUPRIM_INSTANTIATE_SORT_PAIRS_DIRECT(int32_t, uint64_t, false)
 GPUPRIM_INSTANTIATE_SORT_PAIRS_DIRECT(int64_t, uint32_t, false)
 GPUPRIM_INSTANTIATE_SORT_PAIRS_DIRECT(int64_t, uint64_t, false)
-GPUPRIM_INSTANTIATE_SORT_PAIRS_DIRECT(int32_t, uint32_t, true)
 
 }  // namespace radix_sort
 }  // namespace gpuprim

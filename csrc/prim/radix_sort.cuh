@@ -75,7 +75,7 @@ int sort_pairs(Key* keys[2], Value* values[2], int64_t n, int end_bit, Workspace
 // its alternate buffers come from the workspace. n <= INT32_MAX. Stable in both orders (CUB's
 // descending sort inverts the keys and sorts them ascending). Instantiated once, in
 // common/radix_sort_direct_cuda.cu, ascending for Key in {int32, int64} and Value in {uint32,
-// uint64} (gpuprim::sort_pairs, gpuprim::sort), descending only for <int32, uint32> (gpuprim::sort).
+// uint64} (gpuprim::sort_pairs, gpuprim::sort's int64 rows).
 template <typename Key, typename Value, bool kDescending = false>
 void sort_pairs_direct(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, int64_t n,
                        int end_bit, Workspace& workspace, cudaStream_t stream);

@@ -3,15 +3,16 @@
 // from the input instead, so their exact bits survive). Paths, chosen in sort_rows():
 //   rows of <= 2048 elements: one thread block per row, in registers and shared memory (tiles of
 //   512, 1024 or 2048 elements);
-//   one longer row: CUB's device radix sort of (key, 32-bit position); int32 keys (int64 keys
-//   ascending) go to CUB as they are, read from x and written to values (no encode or decode);
+//   one longer row of int32 or fp32: the onesweep sort (prim/onesweep.cuh, 68 bytes an element);
+//   other longer rows: CUB's device radix sort of (key, 32-bit position); int64 keys ascending go
+//   to CUB as they are, read from x and written to values (no encode or decode);
 //   few long rows, or long rows of 64-bit keys: one device radix sort per row;
 //   other rows: (row, key) packed into one 32- or 64-bit key, one device radix sort;
 //   64-bit keys left over: sort by key, then stably by row (two device radix sorts).
-// Bytes per element, one fp32 row: encode reads 4 and writes 8, CUB moves (4 + 4) * 2 per pass
-// (4 passes), decode reads 8 and writes 4 + 8: 96 bytes against the 16 a single pass would need.
-// One int32 row: positions written 4, CUB 64 (its first pass reads x, its last writes values),
-// positions widened to int64 indices 4 + 8: 80 bytes (CUB's own pair sort with 32-bit values: 64).
+// Bytes per element through CUB, e.g. one fp16 row: encode reads 2 and writes 6, CUB moves (2 + 4) * 2 per
+// pass (2 passes), decode reads 6 and writes 2 + 8. One int32 or fp32 row was 80 / 96 bytes this way (positions
+// written, CUB's 64, positions widened or decoded): the onesweep sort moves 68 (its first pass makes the
+// positions, its last writes the outputs).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -19,6 +20,7 @@
 #include "common/cuda_check.h"
 #include "common/device_info.h"
 #include "ops/sort/sort_launch.h"
+#include "ops/sort/sort_onesweep.h"
 #include "prim/cub.cuh"
 #include "prim/radix_sort.cuh"
 #include "prim/types.cuh"
@@ -220,38 +222,37 @@ void sort_keyed_by_row(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_
   GPUPRIM_LAUNCH_CHECK();
 }
 
-// One row of signed keys, straight to CUB (it orders signed integers itself): no encode or decode
-// pass, as CUB reads x and writes values directly (int32: 80 bytes per element instead of 96).
-template <typename Key, bool kDescending>
+// One row of signed keys ascending, straight to CUB (it orders signed integers itself): no encode or
+// decode pass, as CUB reads x and writes values directly (int64: positions 4, CUB's 8 passes of 24, the
+// widening 12 bytes an element).
+template <typename Key>
 void sort_signed_row(const Key* x, int64_t n, Key* values, int64_t* indices, Workspace& workspace,
                      cudaStream_t stream) {
   uint32_t* positions[2] = {allocate<uint32_t>(workspace, n), allocate<uint32_t>(workspace, n)};
   const unsigned grid = grid_for(n);
   iota_kernel<<<grid, kThreads, 0, stream>>>(n, positions[0]);
   GPUPRIM_LAUNCH_CHECK();
-  radix_sort::sort_pairs_direct<Key, uint32_t, kDescending>(x, values, positions[0], positions[1], n,
-                                                            int(sizeof(Key) * 8), workspace, stream);
+  radix_sort::sort_pairs_direct<Key, uint32_t>(x, values, positions[0], positions[1], n, int(sizeof(Key) * 8),
+                                              workspace, stream);
   widen_kernel<<<grid, kThreads, 0, stream>>>(positions[1], n, indices);
   GPUPRIM_LAUNCH_CHECK();
 }
 
-// One row longer than a block tile. int32 keys, and int64 keys ascending (the CUB instantiation
-// gpuprim::sort_pairs has: descending would be one more), go straight to CUB while positions fit
-// 32 bits (Index is int32_t only then); every other row is encoded.
+// One row longer than a block tile, n <= INT32_MAX (Index is int32_t only then): int32 and fp32 rows go to the
+// onesweep sort, int64 rows ascending straight to CUB (the CUB instantiation gpuprim::sort_pairs has:
+// descending would be one more); every other row is encoded.
 template <typename Bits, typename Index>
 void sort_one_row(const Bits* x, KeyCodec<Bits> codec, int64_t n, Bits* values, int64_t* indices,
                   Workspace& workspace, cudaStream_t stream) {
-  if constexpr (sizeof(Bits) >= 4 && std::is_same_v<Index, int32_t>) {
-    using Key = std::make_signed_t<Bits>;
-    const auto* keys = reinterpret_cast<const Key*>(x);
-    auto* sorted = reinterpret_cast<Key*>(values);
-    if (codec.kind == KeyKind::kSigned && !codec.descending) {
-      return sort_signed_row<Key, false>(keys, n, sorted, indices, workspace, stream);
+  if constexpr (sizeof(Bits) == 4 && std::is_same_v<Index, int32_t>) {
+    if (codec.kind != KeyKind::kUnsigned) {
+      return sort_row_onesweep(x, codec.kind, codec.descending, n, values, indices, workspace, stream);
     }
-    if constexpr (sizeof(Bits) == 4) {
-      if (codec.kind == KeyKind::kSigned) {
-        return sort_signed_row<Key, true>(keys, n, sorted, indices, workspace, stream);
-      }
+  }
+  if constexpr (sizeof(Bits) == 8 && std::is_same_v<Index, int32_t>) {
+    if (codec.kind == KeyKind::kSigned && !codec.descending) {
+      return sort_signed_row<int64_t>(reinterpret_cast<const int64_t*>(x), n, reinterpret_cast<int64_t*>(values), indices,
+                                      workspace, stream);
     }
   }
   sort_keyed_by_row<Bits, Bits, Index>(x, codec, 1, n, values, indices, workspace, stream);
