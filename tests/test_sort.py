@@ -261,7 +261,7 @@ def test_cuda_matches_cpu_every_path(dtype):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)
-def test_cuda_one_integer_row_straight_to_cub(dtype):
+def test_cuda_one_long_integer_row(dtype):
     """One long int32 row (onesweep sort) / int64 row (CUB as it is): many ties, both extremes, a strided view."""
     g = torch.Generator().manual_seed(11)
     info = torch.iinfo(dtype)

@@ -9,7 +9,7 @@
 //   pass 2,3 (kMiddle): moves (u32 key, u32 position).
 //   pass 4 (kLast)   : writes decoded keys and positions widened to int64 into the outputs.
 // Bytes per element: 4 + (4 + 8) + 16 + 16 + (8 + 4 + 8) = 68, CUB's SortPairs<u32, u32> moves the same
-// (gpuprim.sort's CUB path moved 84). H200 probe (2026-11-30 22:58 UTC, int32, L2 flushed, median): 256M
+// (gpuprim.sort's CUB path moved 84). H200 probe (2026-11-30 22:54 UTC, int32, L2 flushed, median): 256M
 // uniform 8.19 ms against 8.70 for the CUB path and 7.45 for CUB's u32 pair sort alone; 16M 0.58 / 0.63 /
 // 0.56 ms; 1M 0.076 / 0.099 / 0.088 ms; all-equal keys 256M 5.37 / 6.57 / 5.37 ms.
 //
@@ -49,20 +49,16 @@ constexpr uint32_t kInc = 0x80000000u;
 constexpr uint32_t kValueMask = 0x7FFFFFFFu;
 
 enum PassKind { kFirst = 0, kMiddle = 1, kLast = 2 };
-enum MatchKind { kMatchBallot = 0, kMatchAny = 1 };
 
 // THREADS, ITEMS: tile = THREADS * ITEMS keys (CUB SM90, 4-byte key + 4-byte value, 32-bit
-// offsets: 384 x 23). MATCH: how a warp finds the lanes with the same digit (8 ballots, as CUB,
-// or match.any). EARLY: per-warp histogram by shared atomics before ranking, so the tile's
-// counts are published before the ranking loop (CUB's BlockRadixRankMatchEarlyCounts); when
-// false, counts come out of the ranking loop itself (no extra atomics, later publish).
+// offsets: 384 x 23). Each warp counts its digits with shared atomics before ranking, so the tile's
+// counts are published before the ranking loop (CUB's BlockRadixRankMatchEarlyCounts), and finds
+// the lanes holding its digit with 8 ballots (as CUB; __match_any_sync was slower: DESIGN.md).
 // MINB: __launch_bounds__ min blocks per SM. LB_BATCH: look-back statuses read per round trip.
-template <int THREADS_, int ITEMS_, int MATCH_, bool EARLY_, int MINB_ = 2, int LB_BATCH_ = 4>
+template <int THREADS_, int ITEMS_, int MINB_ = 2, int LB_BATCH_ = 4>
 struct Config {
   static constexpr int THREADS = THREADS_;
   static constexpr int ITEMS = ITEMS_;
-  static constexpr int MATCH = MATCH_;
-  static constexpr bool EARLY = EARLY_;
   static constexpr int MINB = MINB_;
   static constexpr int LB_BATCH = LB_BATCH_;
   static constexpr int WARPS = THREADS / 32;
@@ -77,7 +73,7 @@ struct Config {
 // ---------------------------------------------------------------------------------------------
 // Key hooks. encode(raw bits) -> unsigned key whose ascending order is the wanted order;
 // decode(key, position) -> raw bits to store (position: the element's source index, so a codec
-// whose encode is lossy, e.g. fp32 with -0.0 / NaN, can read the input back; unused here).
+// whose encode is lossy, e.g. fp32 with -0.0 / NaN, can read the input back).
 // encode is applied in the histogram kernel and pass 1, decode only in the last pass.
 // ---------------------------------------------------------------------------------------------
 struct KeyU32 {
@@ -134,20 +130,15 @@ __device__ __forceinline__ uint32_t lanemask_le() {
 }
 
 // Mask of the lanes of the (full) warp whose 8-bit digit equals this lane's.
-template <int MATCH>
 __device__ __forceinline__ uint32_t match_digit(uint32_t d) {
-  if constexpr (MATCH == kMatchAny) {
-    return __match_any_sync(kFull, d);
-  } else {
-    uint32_t m = kFull;
+  uint32_t m = kFull;
 #pragma unroll
-    for (int b = 0; b < 8; ++b) {
-      const bool bit = (d >> b) & 1u;
-      const uint32_t vote = __ballot_sync(kFull, bit);
-      m &= bit ? vote : ~vote;
-    }
-    return m;
+  for (int b = 0; b < 8; ++b) {
+    const bool bit = (d >> b) & 1u;
+    const uint32_t vote = __ballot_sync(kFull, bit);
+    m &= bit ? vote : ~vote;
   }
+  return m;
 }
 
 // Inclusive warp scan (sum) of v.
@@ -363,24 +354,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   }
 
   // ---- per-warp digit counts ----
-  uint32_t ranks[I];
-  if constexpr (Cfg::EARLY) {
 #pragma unroll
-    for (int u = 0; u < I; ++u) atomicAdd(&s_hist[warp * kDigits + digit(keys[u])], 1u);
-  } else {
-    // Ranking loop first: ranks[u] = rank among the warp's keys of the same digit.
-    const uint32_t le = lanemask_le();
-#pragma unroll
-    for (int u = 0; u < I; ++u) {
-      const uint32_t d = digit(keys[u]);
-      const uint32_t peers = match_digit<Cfg::MATCH>(d);
-      const int leader = 31 - __clz(peers);
-      uint32_t old = 0;
-      if (lane == leader) old = atomicAdd(&s_hist[warp * kDigits + d], uint32_t(__popc(peers)));
-      old = __shfl_sync(kFull, old, leader);
-      ranks[u] = old + __popc(peers & le) - 1;
-    }
-  }
+  for (int u = 0; u < I; ++u) atomicAdd(&s_hist[warp * kDigits + digit(keys[u])], 1u);
   __syncthreads();
 
   // ---- tile counts per digit: exclusive scan over warps, publish, scan over digits ----
@@ -433,22 +408,19 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   }
   __syncthreads();
 
-  // ---- ranks within the tile ----
-  if constexpr (Cfg::EARLY) {
-    const uint32_t le = lanemask_le();
+  // ---- ranks within the tile: a warp's keys in order (u, then lane), each digit's leader lane bumping
+  // the (warp, digit) offset by its peers ----
+  uint32_t ranks[I];
+  const uint32_t le = lanemask_le();
 #pragma unroll
-    for (int u = 0; u < I; ++u) {
-      const uint32_t d = digit(keys[u]);
-      const uint32_t peers = match_digit<Cfg::MATCH>(d);
-      const int leader = 31 - __clz(peers);
-      uint32_t old = 0;
-      if (lane == leader) old = atomicAdd(&s_hist[warp * kDigits + d], uint32_t(__popc(peers)));
-      old = __shfl_sync(kFull, old, leader);
-      ranks[u] = old + __popc(peers & le) - 1;
-    }
-  } else {
-#pragma unroll
-    for (int u = 0; u < I; ++u) ranks[u] += s_hist[warp * kDigits + digit(keys[u])];
+  for (int u = 0; u < I; ++u) {
+    const uint32_t d = digit(keys[u]);
+    const uint32_t peers = match_digit(d);
+    const int leader = 31 - __clz(peers);
+    uint32_t old = 0;
+    if (lane == leader) old = atomicAdd(&s_hist[warp * kDigits + d], uint32_t(__popc(peers)));
+    old = __shfl_sync(kFull, old, leader);
+    ranks[u] = old + __popc(peers & le) - 1;
   }
 
   // ---- values in (loads stay in flight over the key scatter and the look-back), keys and

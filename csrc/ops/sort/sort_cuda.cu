@@ -251,8 +251,8 @@ void sort_one_row(const Bits* x, KeyCodec<Bits> codec, int64_t n, Bits* values, 
   }
   if constexpr (sizeof(Bits) == 8 && std::is_same_v<Index, int32_t>) {
     if (codec.kind == KeyKind::kSigned && !codec.descending) {
-      return sort_signed_row<int64_t>(reinterpret_cast<const int64_t*>(x), n, reinterpret_cast<int64_t*>(values), indices,
-                                      workspace, stream);
+      return sort_signed_row<int64_t>(reinterpret_cast<const int64_t*>(x), n, reinterpret_cast<int64_t*>(values),
+                                      indices, workspace, stream);
     }
   }
   sort_keyed_by_row<Bits, Bits, Index>(x, codec, 1, n, values, indices, workspace, stream);

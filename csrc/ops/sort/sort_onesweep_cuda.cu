@@ -7,10 +7,9 @@
 namespace gpuprim {
 namespace {
 
-// CUB's SM90 onesweep tile for 4-byte keys with 4-byte values (384 threads x 23 keys), 8 ballots per warp
-// to match digits, per-warp counts taken before the ranking (H200 probe: with counts from the ranking loop
-// instead, uniform keys 0.8% faster and all-equal keys 18% slower; __match_any_sync 43% slower on uniform).
-using Config = onesweep::Config<384, 23, onesweep::kMatchBallot, true, 2, 4>;
+// CUB's SM90 onesweep tile for 4-byte keys with 4-byte values (384 threads x 23 keys), 2 blocks per SM, 4
+// look-back statuses read per round trip (the other configurations probed: DESIGN.md).
+using Config = onesweep::Config<384, 23, 2, 4>;
 
 template <class Ops>
 void sort_with(const uint32_t* x, int64_t n, uint32_t* values, int64_t* indices, Ops ops, Workspace& workspace,
