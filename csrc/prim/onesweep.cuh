@@ -129,14 +129,25 @@ __device__ __forceinline__ uint32_t lanemask_le() {
   return m;
 }
 
-// Mask of the lanes of the (full) warp whose 8-bit digit equals this lane's.
+// Mask of the lanes of the (full) warp whose 8-bit digit equals this lane's: per bit, the ballot of the lanes
+// that have it, complemented under the predicate where this lane does not (one instruction, where
+// `bit ? vote : ~vote` took a complement and a select: ~15% of a pass's instructions, ncu against CUB's).
 __device__ __forceinline__ uint32_t match_digit(uint32_t d) {
   uint32_t m = kFull;
 #pragma unroll
   for (int b = 0; b < 8; ++b) {
-    const bool bit = (d >> b) & 1u;
-    const uint32_t vote = __ballot_sync(kFull, bit);
-    m &= bit ? vote : ~vote;
+    uint32_t same;
+    asm volatile(
+        "{\n"
+        "  .reg .pred has;\n"
+        "  and.b32 %0, %1, %2;\n"
+        "  setp.ne.u32 has, %0, 0;\n"
+        "  vote.sync.ballot.b32 %0, has, 0xffffffff;\n"
+        "  @!has not.b32 %0, %0;\n"
+        "}"
+        : "=r"(same)
+        : "r"(d), "r"(1u << b));
+    m &= same;
   }
   return m;
 }
