@@ -9,9 +9,9 @@
 //   pass 2,3 (kMiddle): moves (u32 key, u32 position).
 //   pass 4 (kLast)   : writes decoded keys and positions widened to int64 into the outputs.
 // Bytes per element: 4 + (4 + 8) + 16 + 16 + (8 + 4 + 8) = 68, CUB's SortPairs<u32, u32> moves the same
-// (gpuprim.sort's CUB path moved 84). H200 probe (2026-11-30 22:54 UTC, int32, L2 flushed, median): 256M
-// uniform 8.19 ms against 8.70 for the CUB path and 7.45 for CUB's u32 pair sort alone; 16M 0.58 / 0.63 /
-// 0.56 ms; 1M 0.076 / 0.099 / 0.088 ms; all-equal keys 256M 5.37 / 6.57 / 5.37 ms.
+// (gpuprim.sort's CUB path moved 84). H200 (2026-11-30, int32, L2 flushed, median), bench_sort at 23:24 UTC:
+// 256M uniform 7.68 ms against 7.40 for CUB's u32 pair sort alone (8.70 through CUB before); 16M 0.548 / 0.546
+// ms; 1M 0.073 / 0.090 ms; all-equal keys 256M (probe, 23:21 UTC) 5.37 / 5.36 ms.
 //
 // The histogram is bound by its 4 shared-memory atomics per key, not by their conflicts (H200 probe 23:05 UTC,
 // 256M uniform int32: 523 us with one counter per bin, 522 / 490 us with 4 / 8 copies per bin, lane l adding to
@@ -131,7 +131,7 @@ __device__ __forceinline__ uint32_t lanemask_le() {
 
 // Mask of the lanes of the (full) warp whose 8-bit digit equals this lane's: per bit, the ballot of the lanes
 // that have it, complemented under the predicate where this lane does not (one instruction, where
-// `bit ? vote : ~vote` took a complement and a select: ~15% of a pass's instructions, ncu against CUB's).
+// `bit ? vote : ~vote` took a complement and a select: 256M uniform 8.12 -> 7.81 ms in an H200 probe).
 __device__ __forceinline__ uint32_t match_digit(uint32_t d) {
   uint32_t m = kFull;
 #pragma unroll
