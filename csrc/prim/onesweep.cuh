@@ -36,6 +36,7 @@
 #include "common/cuda_check.h"
 #include "common/launch_utils.h"
 #include "common/workspace.h"
+#include "prim/radix_sort.cuh"
 
 namespace gpuprim {
 namespace onesweep {
@@ -80,32 +81,19 @@ struct KeyU32 {
   __device__ __forceinline__ uint32_t encode(uint32_t b) const { return b; }
   __device__ __forceinline__ uint32_t decode(uint32_t k, uint32_t) const { return k; }
 };
-struct KeyI32 {
-  __device__ __forceinline__ uint32_t encode(uint32_t b) const { return b ^ 0x80000000u; }
-  __device__ __forceinline__ uint32_t decode(uint32_t k, uint32_t) const { return k ^ 0x80000000u; }
-};
-// fp32: NaNs (any payload, either sign) -> the largest key, -0.0 -> +0.0's key; decode of those
-// two keys reads the input element back (exact bits survive). Not bitwise-comparable with CUB
-// (which keeps -0.0 < +0.0 and orders NaNs by bits): torch.sort's order, as prim/radix_sort.cuh's KeyCodec.
-struct KeyF32 {
-  const uint32_t* x;  // the input, for decode of zeros and NaNs
-  __device__ __forceinline__ uint32_t encode(uint32_t b) const {
-    const uint32_t mag = b & 0x7FFFFFFFu;
-    if (mag > 0x7F800000u) return 0xFFFFFFFFu;
-    if (mag == 0) return 0x80000000u;
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+// gpuprim.sort's keys: prim/radix_sort.cuh's codec (torch.sort's order: NaN above every number, -0.0 ==
+// +0.0, descending by inverting the key) with its kind and order fixed at compile time, so its branches
+// fold away. Zeros and NaNs, whose keys lose the sign or payload, are read back from the input x.
+template <radix_sort::KeyKind kKind, bool kDescending>
+struct SortKey {
+  const uint32_t* x;
+  __device__ __forceinline__ static radix_sort::KeyCodec<uint32_t> codec() {
+    return {kKind, 0x7F800000u /* fp32 +inf: used for kFloat only */, kDescending};
   }
+  __device__ __forceinline__ uint32_t encode(uint32_t b) const { return codec().encode(b); }
   __device__ __forceinline__ uint32_t decode(uint32_t k, uint32_t pos) const {
-    if (k == 0xFFFFFFFFu || k == 0x80000000u) return __ldg(x + pos);
-    return (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
+    return codec().decodes_exactly(k) ? codec().decode(k) : __ldg(x + pos);
   }
-};
-// Descending: invert the key (stable: equal keys keep input order, like torch's stable sort).
-template <class Base>
-struct Descending {
-  Base base;
-  __device__ __forceinline__ uint32_t encode(uint32_t b) const { return ~base.encode(b); }
-  __device__ __forceinline__ uint32_t decode(uint32_t k, uint32_t pos) const { return base.decode(~k, pos); }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -150,6 +138,20 @@ __device__ __forceinline__ uint32_t match_digit(uint32_t d) {
     m &= same;
   }
   return m;
+}
+
+// A lane's I items of its warp's stripe of a tile (item u at warp_base + u * 32 + lane); 0 past tile_items.
+template <int I>
+__device__ __forceinline__ void load_striped(const uint32_t* tile, bool full, int tile_items, int warp_base, int lane,
+                                             uint32_t (&out)[I]) {
+  const uint32_t* src = tile + warp_base + lane;
+  if (full) {
+#pragma unroll
+    for (int u = 0; u < I; ++u) out[u] = src[u * 32];
+  } else {
+#pragma unroll
+    for (int u = 0; u < I; ++u) out[u] = (warp_base + u * 32 + lane < tile_items) ? src[u * 32] : 0u;
+  }
 }
 
 // Inclusive warp scan (sum) of v.
@@ -344,14 +346,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   // ---- load keys (padding: the largest key, so it ranks last in the tile) ----
   uint32_t keys[I];
   {
-    const uint32_t* src = keys_in + tile_base + warp_base + lane;
-    if (full) {
-#pragma unroll
-      for (int u = 0; u < I; ++u) keys[u] = src[u * 32];
-    } else {
-#pragma unroll
-      for (int u = 0; u < I; ++u) keys[u] = (warp_base + u * 32 + lane < tile_items) ? src[u * 32] : 0u;
-    }
+    load_striped<I>(keys_in + tile_base, full, tile_items, warp_base, lane, keys);
     if (KIND == kFirst) {
 #pragma unroll
       for (int u = 0; u < I; ++u) keys[u] = ops.encode(keys[u]);
@@ -438,14 +433,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   // values to shared memory in tile-sorted order ----
   uint32_t vals[I];
   if constexpr (KIND != kFirst) {
-    const uint32_t* src = vals_in + tile_base + warp_base + lane;
-    if (full) {
-#pragma unroll
-      for (int u = 0; u < I; ++u) vals[u] = src[u * 32];
-    } else {
-#pragma unroll
-      for (int u = 0; u < I; ++u) vals[u] = (warp_base + u * 32 + lane < tile_items) ? src[u * 32] : 0u;
-    }
+    load_striped<I>(vals_in + tile_base, full, tile_items, warp_base, lane, vals);
   }
 #pragma unroll
   for (int u = 0; u < I; ++u) s_keys[ranks[u]] = keys[u];

@@ -1,5 +1,5 @@
 // gpuprim::sort of one row of int32 or fp32 keys by the onesweep sort (prim/onesweep.cuh): the codec of the
-// key kind and order is a compile-time Ops, so each of the four is one instantiation. A file of its own so
+// key kind and order is compiled in (onesweep::SortKey), so each of the four is one instantiation. A file of its own so
 // that its kernels compile in parallel with sort_cuda.cu's CUB sorts.
 #include "ops/sort/sort_onesweep.h"
 #include "prim/onesweep.cuh"
@@ -21,16 +21,14 @@ void sort_with(const uint32_t* x, int64_t n, uint32_t* values, int64_t* indices,
 
 void sort_row_onesweep(const uint32_t* x, radix_sort::KeyKind kind, bool descending, int64_t n, uint32_t* values,
                        int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  using onesweep::Descending;
-  using onesweep::KeyF32;
-  using onesweep::KeyI32;
-  if (kind == radix_sort::KeyKind::kFloat) {
-    const KeyF32 f32{x};
-    if (descending) return sort_with(x, n, values, indices, Descending<KeyF32>{f32}, workspace, stream);
-    return sort_with(x, n, values, indices, f32, workspace, stream);
+  using radix_sort::KeyKind;
+  using onesweep::SortKey;
+  if (kind == KeyKind::kFloat) {
+    if (descending) return sort_with(x, n, values, indices, SortKey<KeyKind::kFloat, true>{x}, workspace, stream);
+    return sort_with(x, n, values, indices, SortKey<KeyKind::kFloat, false>{x}, workspace, stream);
   }
-  if (descending) return sort_with(x, n, values, indices, Descending<KeyI32>{KeyI32{}}, workspace, stream);
-  sort_with(x, n, values, indices, KeyI32{}, workspace, stream);
+  if (descending) return sort_with(x, n, values, indices, SortKey<KeyKind::kSigned, true>{x}, workspace, stream);
+  sort_with(x, n, values, indices, SortKey<KeyKind::kSigned, false>{x}, workspace, stream);
 }
 
 }  // namespace gpuprim
