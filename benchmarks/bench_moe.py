@@ -10,8 +10,9 @@ T1024 H4096 E512 k8. Bytes: permute reads + writes T*k*H elements; unpermute rea
 metadata moves T*k ids in and (T*k slots + T*k token ids + E counts/offsets) out.
 Issue targets: metadata >= 10x the reference's; permute >= 80% of copy bandwidth and route + permute >= 1.4x the
 reference route; unpermute >= 5x the reference and >= 75% of copy bandwidth (the copy_same_bytes rows time a device
-copy of the same bytes, which for the small shapes is itself well below the large-copy bandwidth); forward + backward >= 3x (eager and
-compiled). Cases using gpuprim.moe_route need torch.ops.gpuprim.topk_gating (an error row without it).
+copy of the same bytes, which for the small shapes is itself well below the large-copy bandwidth; read_input_bytes
+times a torch.sum over the bytes unpermute reads, with no writes); forward + backward >= 3x (eager and compiled).
+Cases using gpuprim.moe_route need torch.ops.gpuprim.topk_gating (an error row without it).
 """
 from __future__ import annotations
 
@@ -151,6 +152,11 @@ def _measure(case: str, part: str, tokens: int, hidden_size: int, experts: int, 
         add("gpuprim", lambda: gpuprim.moe_unpermute(expert_out, routing, gates), bytes_moved)
         add("torch_eager", lambda: reference_unpermute(expert_out, gates, slots, token_ids), bytes_moved)
         add_copy_anchor(bytes_moved)
+        # Only the reading half: torch.sum over a buffer of the T*k*H elements' bytes (no writes). At T1024 it
+        # takes longer than unpermute's read + write, so unpermute is at the read limit of that size.
+        read_bytes = pairs * hidden_size * elt
+        src = torch.ones(read_bytes // 4, dtype=torch.float32, device=timing.DEVICE)
+        add("read_input_bytes", lambda: src.sum(), read_bytes)
     else:  # forward + backward of route, permute and unpermute
         logits.requires_grad_()
         hidden.requires_grad_()
