@@ -38,6 +38,11 @@ def runs_samples(device, dtype):
         x = torch.repeat_interleave(values, lengths)[:n]
         xs.append(x.to(dtype).to(device))
     xs.append(torch.zeros(3, dtype=dtype, device=device))
+    # The CUDA kernels work in tiles of 4096 elements (16 a thread): runs of exactly a tile, runs spanning
+    # several tiles, and a view starting one element in (not 16-byte aligned: the scalar loads).
+    tiled = torch.repeat_interleave(torch.tensor([0, 1, 0, 2]), torch.tensor([4096, 4096, 4095, 10_000]))
+    xs.append(tiled.to(dtype).to(device))
+    xs.append(x.to(dtype).to(device)[1:])
     if dtype.is_floating_point:
         xs.append(torch.tensor([float("nan")] * 3 + [-0.0, 0.0, -0.0, 1.0, 1.0, float("inf"), float("inf")],
                                dtype=dtype, device=device))
