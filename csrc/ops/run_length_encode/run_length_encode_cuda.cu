@@ -4,11 +4,10 @@
 //   1. count_kernel: per tile, its heads and its last head's position (-1: none);
 //   2. CUB's exclusive scan of those pairs (sum of heads, max of positions): per tile, the runs before it
 //      and the head of the run it starts in;
-//   3. write_kernel: per tile again, a block scan of the threads' pairs; a head at i opening run r writes
-//      unique[r] = x[i] and the previous run's length counts[r-1] = i - its head; a non-head at i, the j-th
-//      non-head overall (j = i - r), writes the zeros of unique and counts at n - 1 - j, so the tail
-//      [num_runs, n) is filled from the end without knowing num_runs; element n - 1 writes the last
-//      run's length and num_runs.
+//   3. write_kernel: per tile again; the head at i opening run r writes unique[r] = x[i] and the previous
+//      run's length counts[r-1] = i - its head; the j-th non-head overall writes the zeros of unique and
+//      counts at n - 1 - j, so the tail [num_runs, n) is filled from the end without knowing num_runs;
+//      the last tile writes the last run's length and num_runs.
 // Bytes: x read twice, unique and counts written once (n * (sizeof(T) + 8)), nothing else of size n.
 // H200, 256M int32 with runs of ~8 (2026-12-01): 2.09 ms before (CUB's DeviceSelect::If of the head
 // positions, then a pass gathering x at them and writing the outputs; CUB's DeviceRunLengthEncode::Encode,
@@ -108,38 +107,48 @@ __global__ void __launch_bounds__(kThreads) count_kernel(const Word* __restrict_
   if (threadIdx.x == 0) tile_runs[blockIdx.x] = tile;
 }
 
+// Stores are staged so that a warp writes consecutive positions: the tile's heads note their tile-local
+// positions in shared memory (in order), then the block writes unique / counts of its runs, which are
+// consecutive (from tile_before.runs), and the zeros of its non-heads, which are consecutive too (from the
+// end). Each thread storing its own elements' outputs instead (scattered by a few positions a lane) took
+// 9.2 ms at 256M int32.
 template <typename T, typename Word>
 __global__ void __launch_bounds__(kThreads)
     write_kernel(const Word* __restrict__ x, int64_t n, bool vector, const RunsPrefix* __restrict__ tile_before,
                  Word* __restrict__ unique, int64_t* __restrict__ counts, int64_t* __restrict__ num_runs) {
-  using BlockScan = cub::BlockScan<RunsPrefix, kThreads>;
+  using BlockScan = cub::BlockScan<int, kThreads>;
   __shared__ typename BlockScan::TempStorage temp;
-  const int64_t first = int64_t(blockIdx.x) * kTile + int64_t(threadIdx.x) * kItems;
+  __shared__ uint16_t head_at[kTile];  // tile-local positions of the tile's heads, in order
+  const int64_t start = int64_t(blockIdx.x) * kTile;
+  const int64_t first = start + int64_t(threadIdx.x) * kItems;
   Word items[kItems];
   uint32_t heads;
   load_items<T>(x, n, first, vector, items, heads);
-  RunsPrefix before;
-  BlockScan(temp).ExclusiveScan(thread_runs(first, heads), before, RunsPrefix{0, -1}, RunsPrefixOp());
-  before = RunsPrefixOp()(tile_before[blockIdx.x], before);
-  int64_t r = before.runs, head = before.last_head;
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int64_t i = first + k;
-    if (i >= n) break;
-    if (heads & (1u << k)) {
-      unique[r] = items[k];
-      if (r > 0) counts[r - 1] = i - head;
-      head = i;
-      ++r;
-    } else {
-      const int64_t tail = n - 1 - (i - r);
-      unique[tail] = Word(0);
-      counts[tail] = 0;
-    }
-    if (i == n - 1) {
-      counts[r - 1] = n - head;
-      *num_runs = r;
-    }
+  int offset, tile_heads;
+  BlockScan(temp).ExclusiveSum(__popc(heads), offset, tile_heads);
+  for (uint32_t rest = heads; rest != 0; rest &= rest - 1) {
+    head_at[offset++] = static_cast<uint16_t>(first - start + __ffs(rest) - 1);
+  }
+  __syncthreads();
+  const RunsPrefix before = tile_before[blockIdx.x];
+  for (int h = threadIdx.x; h < tile_heads; h += kThreads) {
+    const int64_t i = start + head_at[h];
+    const int64_t r = before.runs + h;
+    unique[r] = x[i];
+    if (r > 0) counts[r - 1] = i - (h > 0 ? start + head_at[h - 1] : before.last_head);
+  }
+  const int64_t length = n - start < kTile ? n - start : kTile;
+  const int64_t zeros = length - tile_heads;
+  const int64_t zeros_end = n - (start - before.runs);  // the non-heads before this tile fill [zeros_end, n)
+  for (int64_t m = threadIdx.x; m < zeros; m += kThreads) {
+    unique[zeros_end - zeros + m] = Word(0);
+    counts[zeros_end - zeros + m] = 0;
+  }
+  if (start + length == n && threadIdx.x == 0) {  // the last tile: the last run's length, and the count
+    const int64_t last_head = tile_heads > 0 ? start + head_at[tile_heads - 1] : before.last_head;
+    const int64_t runs = before.runs + tile_heads;
+    counts[runs - 1] = n - last_head;
+    *num_runs = runs;
   }
 }
 
