@@ -5,13 +5,15 @@
 //   2. CUB's exclusive scan of those pairs (sum of heads, max of positions): per tile, the runs before it
 //      and the head of the run it starts in;
 //   3. write_kernel: per tile again; the head at i opening run r writes unique[r] = x[i] and the previous
-//      run's length counts[r-1] = i - its head; the j-th non-head overall writes the zeros of unique and
-//      counts at n - 1 - j, so the tail [num_runs, n) is filled from the end without knowing num_runs;
-//      the last tile writes the last run's length and num_runs.
+//      run's length counts[r-1] = i - its head; the last tile writes the last run's length and num_runs;
+//   4. zero_tail_kernel: zeros over unique and counts [num_runs, n) (num_runs read on the device), 16-byte
+//      stores only.
 // Bytes: x read twice, unique and counts written once (n * (sizeof(T) + 8)), nothing else of size n.
-// H200, 256M int32 with runs of ~8 (2026-12-01): 2.09 ms before (CUB's DeviceSelect::If of the head
-// positions, then a pass gathering x at them and writing the outputs; CUB's DeviceRunLengthEncode::Encode,
-// a reduce-by-key with int sizes, was 2x slower still).
+// H200, 256M int32 with runs of ~8 (probe, 2026-12-01 01:20 UTC): 2.01 ms with each tile writing its
+// non-heads' zeros from the end of the outputs (1.62 ms with 16-byte stores; 0.61 ms without the zeros:
+// those 2.6 GB of zeros interleaved with the tiles' reads ran at ~2.6 TB/s), against ~1.2 ms for this
+// pure-store pass after. Before: 2.09 ms (CUB's DeviceSelect::If of every head position, then a pass
+// gathering x at them; CUB's DeviceRunLengthEncode::Encode, a reduce-by-key with int sizes, 2x slower).
 #include <cstdint>
 #include <type_traits>
 
@@ -109,9 +111,8 @@ __global__ void __launch_bounds__(kThreads) count_kernel(const Word* __restrict_
 
 // Stores are staged so that a warp writes consecutive positions: the tile's heads note their tile-local
 // positions in shared memory (in order), then the block writes unique / counts of its runs, which are
-// consecutive (from tile_before.runs), and the zeros of its non-heads, which are consecutive too (from the
-// end). Each thread storing its own elements' outputs instead (scattered by a few positions a lane) took
-// 9.2 ms at 256M int32.
+// consecutive (from tile_before.runs). Each thread storing its own elements' outputs instead (scattered by
+// a few positions a lane) took 9.2 ms at 256M int32.
 template <typename T, typename Word>
 __global__ void __launch_bounds__(kThreads)
     write_kernel(const Word* __restrict__ x, int64_t n, bool vector, const RunsPrefix* __restrict__ tile_before,
@@ -137,19 +138,39 @@ __global__ void __launch_bounds__(kThreads)
     unique[r] = x[i];
     if (r > 0) counts[r - 1] = i - (h > 0 ? start + head_at[h - 1] : before.last_head);
   }
-  const int64_t length = n - start < kTile ? n - start : kTile;
-  const int64_t zeros = length - tile_heads;
-  const int64_t zeros_end = n - (start - before.runs);  // the non-heads before this tile fill [zeros_end, n)
-  for (int64_t m = threadIdx.x; m < zeros; m += kThreads) {
-    unique[zeros_end - zeros + m] = Word(0);
-    counts[zeros_end - zeros + m] = 0;
-  }
-  if (start + length == n && threadIdx.x == 0) {  // the last tile: the last run's length, and the count
+  if (start + kTile >= n && threadIdx.x == 0) {  // the last tile: the last run's length, and the count
     const int64_t last_head = tile_heads > 0 ? start + head_at[tile_heads - 1] : before.last_head;
     const int64_t runs = before.runs + tile_heads;
     counts[runs - 1] = n - last_head;
     *num_runs = runs;
   }
+}
+
+// p[begin, end) = 0 by the whole grid: 16-byte stores, the unaligned edges by single elements.
+template <typename W>
+__device__ __forceinline__ void zero_range(W* __restrict__ p, int64_t begin, int64_t end) {
+  constexpr int64_t kPer = 16 / sizeof(W);
+  const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t misaligned = int64_t(reinterpret_cast<uintptr_t>(p + begin) % 16) / int64_t(sizeof(W));
+  const int64_t body = misaligned == 0 ? begin : begin + (kPer - misaligned);  // first 16-byte boundary
+  if (body >= end) {
+    for (int64_t i = begin + thread; i < end; i += stride) p[i] = W(0);
+    return;
+  }
+  const int64_t vectors = (end - body) / kPer;
+  if (thread < body - begin) p[begin + thread] = W(0);
+  if (thread < end - (body + vectors * kPer)) p[body + vectors * kPer + thread] = W(0);
+  uint4* v = reinterpret_cast<uint4*>(p + body);
+  for (int64_t m = thread; m < vectors; m += stride) v[m] = make_uint4(0, 0, 0, 0);
+}
+
+template <typename Word>
+__global__ void __launch_bounds__(kThreads) zero_tail_kernel(Word* __restrict__ unique, int64_t* __restrict__ counts,
+                                                             int64_t n, const int64_t* __restrict__ num_runs) {
+  const int64_t runs = *num_runs;
+  zero_range(unique, runs, n);
+  zero_range(counts, runs, n);
 }
 
 template <typename T>
@@ -171,6 +192,10 @@ void encode(const T* x, int64_t n, T* unique, int64_t* counts, int64_t* num_runs
                                                     RunsPrefix{0, -1}, tiles, stream));
   write_kernel<T, Word><<<unsigned(tiles), kThreads, 0, stream>>>(words, n, vector, tile_before,
                                                                   reinterpret_cast<Word*>(unique), counts, num_runs);
+  GPUPRIM_LAUNCH_CHECK();
+  const auto zero_tail = zero_tail_kernel<Word>;
+  zero_tail<<<grid_for(n, kThreads * 16, 2 * resident_blocks(zero_tail, kThreads)), kThreads, 0, stream>>>(
+      reinterpret_cast<Word*>(unique), counts, n, num_runs);
   GPUPRIM_LAUNCH_CHECK();
 }
 
