@@ -1,19 +1,19 @@
 // Kernels of gpuprim::run_length_encode: two passes over x in tiles of kTile elements, 64-bit sizes, no
 // host sync. Element i heads a run when i == 0 or x[i] != x[i-1] under the dtype's == (NaN != NaN,
 // -0.0 == +0.0).
+//   0. unique and counts zeroed whole (cudaMemsetAsync), so that past num_runs they are zero;
 //   1. count_kernel: per tile, its heads and its last head's position (-1: none);
 //   2. CUB's exclusive scan of those pairs (sum of heads, max of positions): per tile, the runs before it
 //      and the head of the run it starts in;
 //   3. write_kernel: per tile again; the head at i opening run r writes unique[r] = x[i] and the previous
-//      run's length counts[r-1] = i - its head; the last tile writes the last run's length and num_runs;
-//   4. zero_tail_kernel: zeros over unique and counts [num_runs, n) (num_runs read on the device), 16-byte
-//      stores only.
-// Bytes: x read twice, unique and counts written once (n * (sizeof(T) + 8)), nothing else of size n.
-// H200, 256M int32 with runs of ~8 (probe, 2026-12-01 01:20 UTC): 2.01 ms with each tile writing its
-// non-heads' zeros from the end of the outputs (1.62 ms with 16-byte stores; 0.61 ms without the zeros:
-// those 2.6 GB of zeros interleaved with the tiles' reads ran at ~2.6 TB/s), against ~1.2 ms for this
-// pure-store pass after. Before: 2.09 ms (CUB's DeviceSelect::If of every head position, then a pass
-// gathering x at them; CUB's DeviceRunLengthEncode::Encode, a reduce-by-key with int sizes, 2x slower).
+//      run's length counts[r-1] = i - its head; the last tile writes the last run's length and num_runs.
+// Bytes: x read twice, unique and counts written whole once and their first num_runs entries again, nothing
+// else of size n. H200, 256M int32 with runs of ~8 (probes, 2026-12-01 01:20-01:30 UTC): each tile writing its
+// non-heads' zeros from the end of the outputs 2.01 ms (1.62 ms with 16-byte stores; 0.61 ms without any
+// zeros: those 2.6 GB interleaved with the tiles' reads ran at ~2.6 TB/s); a grid-stride kernel zeroing
+// [num_runs, n) after the tiles 1.57 ms (its 2.8 GB at 63% of DRAM peak); the memsets first 1.31 ms. Before:
+// 2.09 ms (CUB's DeviceSelect::If of every head position, then a pass gathering x at them; CUB's
+// DeviceRunLengthEncode::Encode, a reduce-by-key with int sizes, 2x slower).
 #include <cstdint>
 #include <type_traits>
 
@@ -146,33 +146,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// p[begin, end) = 0 by the whole grid: 16-byte stores, the unaligned edges by single elements.
-template <typename W>
-__device__ __forceinline__ void zero_range(W* __restrict__ p, int64_t begin, int64_t end) {
-  constexpr int64_t kPer = 16 / sizeof(W);
-  const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  const int64_t misaligned = int64_t(reinterpret_cast<uintptr_t>(p + begin) % 16) / int64_t(sizeof(W));
-  const int64_t body = misaligned == 0 ? begin : begin + (kPer - misaligned);  // first 16-byte boundary
-  if (body >= end) {
-    for (int64_t i = begin + thread; i < end; i += stride) p[i] = W(0);
-    return;
-  }
-  const int64_t vectors = (end - body) / kPer;
-  if (thread < body - begin) p[begin + thread] = W(0);
-  if (thread < end - (body + vectors * kPer)) p[body + vectors * kPer + thread] = W(0);
-  uint4* v = reinterpret_cast<uint4*>(p + body);
-  for (int64_t m = thread; m < vectors; m += stride) v[m] = make_uint4(0, 0, 0, 0);
-}
-
-template <typename Word>
-__global__ void __launch_bounds__(kThreads) zero_tail_kernel(Word* __restrict__ unique, int64_t* __restrict__ counts,
-                                                             int64_t n, const int64_t* __restrict__ num_runs) {
-  const int64_t runs = *num_runs;
-  zero_range(unique, runs, n);
-  zero_range(counts, runs, n);
-}
-
 template <typename T>
 void encode(const T* x, int64_t n, T* unique, int64_t* counts, int64_t* num_runs, Workspace& workspace,
             cudaStream_t stream) {
@@ -182,6 +155,8 @@ void encode(const T* x, int64_t n, T* unique, int64_t* counts, int64_t* num_runs
   const bool vector = aligned(x, 16);
   auto* tile_runs = static_cast<RunsPrefix*>(workspace.allocate(sizeof(RunsPrefix) * tiles));
   auto* tile_before = static_cast<RunsPrefix*>(workspace.allocate(sizeof(RunsPrefix) * tiles));
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(unique, 0, size_t(n) * sizeof(T), stream));  // the tail's zeros: see above
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(counts, 0, size_t(n) * sizeof(int64_t), stream));
   count_kernel<T, Word><<<unsigned(tiles), kThreads, 0, stream>>>(words, n, vector, tile_runs);
   GPUPRIM_LAUNCH_CHECK();
   size_t temp_bytes = 0;
@@ -192,10 +167,6 @@ void encode(const T* x, int64_t n, T* unique, int64_t* counts, int64_t* num_runs
                                                     RunsPrefix{0, -1}, tiles, stream));
   write_kernel<T, Word><<<unsigned(tiles), kThreads, 0, stream>>>(words, n, vector, tile_before,
                                                                   reinterpret_cast<Word*>(unique), counts, num_runs);
-  GPUPRIM_LAUNCH_CHECK();
-  const auto zero_tail = zero_tail_kernel<Word>;
-  zero_tail<<<grid_for(n, kThreads * 16, 2 * resident_blocks(zero_tail, kThreads)), kThreads, 0, stream>>>(
-      reinterpret_cast<Word*>(unique), counts, n, num_runs);
   GPUPRIM_LAUNCH_CHECK();
 }
 
