@@ -65,8 +65,8 @@ __device__ __forceinline__ bool same_value(Word a, Word b) {
   }
 }
 
-// A thread's kItems consecutive elements from `first` (16-byte loads when aligned and whole), the element
-// before them in `before` (when first > 0), and its heads as bits of `heads`.
+// A thread's kItems consecutive elements from `first` (16-byte loads when aligned and whole), and its heads
+// as bits of `heads` (the first element compared with the one before it, x[first - 1]).
 template <typename T, typename Word>
 __device__ __forceinline__ void load_items(const Word* __restrict__ x, int64_t n, int64_t first, bool vector,
                                            Word (&items)[kItems], uint32_t& heads) {
