@@ -8,7 +8,7 @@
 //   3. write_kernel: per tile again; the head at i opening run r writes unique[r] = x[i] and the previous
 //      run's length counts[r-1] = i - its head; the last tile writes the last run's length and num_runs.
 // Bytes: x read twice, unique and counts written whole once and their first num_runs entries again, nothing
-// else of size n. H200, 256M int32 with runs of ~8 (probes, 2026-12-01 01:20-01:30 UTC): each tile writing its
+// else of size n. H200, 256M int32 with runs of ~8 (probes, 2026-12-01 01:13-01:18 UTC): each tile writing its
 // non-heads' zeros from the end of the outputs 2.01 ms (1.62 ms with 16-byte stores; 0.61 ms without any
 // zeros: those 2.6 GB interleaved with the tiles' reads ran at ~2.6 TB/s); a grid-stride kernel zeroing
 // [num_runs, n) after the tiles 1.57 ms (its 2.8 GB at 63% of DRAM peak); the memsets first 1.31 ms. Before:
