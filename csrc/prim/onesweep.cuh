@@ -36,6 +36,7 @@
 #include "common/cuda_check.h"
 #include "common/launch_utils.h"
 #include "common/workspace.h"
+#include "prim/lookback.cuh"
 #include "prim/radix_sort.cuh"
 
 namespace gpuprim {
@@ -152,16 +153,6 @@ __device__ __forceinline__ void load_striped(const uint32_t* tile, bool full, in
 #pragma unroll
     for (int u = 0; u < I; ++u) out[u] = (warp_base + u * 32 + lane < tile_items) ? src[u * 32] : 0u;
   }
-}
-
-// Inclusive warp scan (sum) of v.
-__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, int lane) {
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const uint32_t y = __shfl_up_sync(kFull, v, off);
-    if (lane >= off) v += y;
-  }
-  return v;
 }
 
 // Decoupled look-back for digit d of `tile` (tile > 0): sums the counts of d over tiles
@@ -294,7 +285,7 @@ __global__ void __launch_bounds__(kHistThreads)
 #pragma unroll
   for (int p = 0; p < 4; ++p) {
     cnt[p] = ld_relaxed(hist + p * kDigits + tid);  // from L2 (not a stale L1 line)
-    incl[p] = warp_inclusive_sum(cnt[p], lane);
+    incl[p] = lookback::warp_inclusive_scan(cnt[p]);
     if (lane == 31) warp_sums[p][warp] = incl[p];
   }
   __syncthreads();
@@ -376,7 +367,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     }
     count = run;
     st_relaxed(status + size_t(tile) * kDigits + tid, tile == 0 ? (kInc | count) : (count + 1));
-    const uint32_t incl = warp_inclusive_sum(count, lane);
+    const uint32_t incl = lookback::warp_inclusive_scan(count);
     if (lane == 31) s_misc[warp] = incl;
     tile_excl = incl - count;
   }
