@@ -6,7 +6,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <vector>
 
-#include "common/workspace.h"
+#include "prim/util/workspace.h"
 
 namespace gpuprim {
 

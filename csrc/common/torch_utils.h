@@ -5,7 +5,7 @@
 #include <ATen/Context.h>
 #include <optional>
 
-#include "common/dtype.h"
+#include "prim/util/dtype.h"
 
 // Argument checks with the project's message shape:
 //   gpuprim.<op>: <argument> must be <rule>, got <value>

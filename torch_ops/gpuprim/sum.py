@@ -31,7 +31,7 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *, dtype: Optional[t
     apply): the same bits on every run, for every launch configuration and input order (a
     permutation of x gives the same sum), for a row whatever the other rows of the batch, and on
     CPU and CUDA. The values are accumulated exactly on a fixed exponent grid (binned summation
-    with integer bins; see csrc/prim/exact_sum.h), keeping every bit from 2^-32 (fp64: 2^-64)
+    with integer bins; see csrc/prim/device/exact_sum/exact_sum.h), keeping every bit from 2^-32 (fp64: 2^-64)
     times max|x| up, then rounded once. Differentiable: the gradient is the output gradient
     broadcast over the reduced dims.
     """

@@ -1,0 +1,359 @@
+// Checks and CPU kernels of gpuprim::embedding_bag and its backward: the readable reference for the CUDA
+// kernels (same skipping rules, same sort-by-row gradient, fp32 accumulation for 16-bit weights).
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "common/torch_utils.h"
+#include "ops/embedding/embedding_bag/embedding_bag.h"
+
+namespace gpuprim {
+
+namespace {
+
+constexpr const char* kOp = "embedding_bag";
+
+EmbeddingBagMode parse_mode(c10::string_view mode) {
+  if (mode == "sum") return EmbeddingBagMode::kSum;
+  if (mode == "mean") return EmbeddingBagMode::kMean;
+  if (mode == "max") return EmbeddingBagMode::kMax;
+  GPUPRIM_CHECK_ARG(false, kOp, "mode", "one of 'sum', 'mean', 'max'", "'" + std::string(mode) + "'");
+  return EmbeddingBagMode::kSum;  // unreachable
+}
+
+bool is_index_type(at::ScalarType t) { return t == at::kInt || t == at::kLong; }
+
+}  // namespace
+
+EmbeddingBagArgs embedding_bag_check(const at::Tensor& weight, const at::Tensor& indices,
+                                     const std::optional<at::Tensor>& offsets, c10::string_view mode,
+                                     const std::optional<at::Tensor>& per_sample_weights,
+                                     std::optional<int64_t> padding_idx, bool include_last_offset, bool sparse) {
+  const EmbeddingBagMode op = parse_mode(mode);
+  const auto type = weight.scalar_type();
+  GPUPRIM_CHECK_DTYPE(type == at::kHalf || type == at::kBFloat16 || type == at::kFloat || type == at::kDouble, kOp,
+                      "weight", "a float16, bfloat16, float32 or float64 tensor", type);
+  GPUPRIM_CHECK_ARG(weight.dim() == 2, kOp, "weight", "2-D [num_embeddings, embedding_dim]",
+                    std::to_string(weight.dim()) + "-D tensor");
+  check_same_device(kOp, weight, "indices", indices);
+  GPUPRIM_CHECK_DTYPE(is_index_type(indices.scalar_type()), kOp, "indices", "an int32 or int64 tensor",
+                      indices.scalar_type());
+  GPUPRIM_CHECK_ARG(indices.dim() == 1 || indices.dim() == 2, kOp, "indices", "1-D (with offsets) or 2-D (bags of "
+                    "equal size, without offsets)", std::to_string(indices.dim()) + "-D tensor");
+  if (indices.dim() == 2) {
+    GPUPRIM_CHECK_ARG(!offsets.has_value(), kOp, "offsets", "None when indices is 2-D (each row is a bag)",
+                      "a tensor");
+  } else {
+    GPUPRIM_CHECK_ARG(offsets.has_value(), kOp, "offsets", "given when indices is 1-D", "None");
+    check_same_device(kOp, weight, "offsets", *offsets);
+    GPUPRIM_CHECK_DTYPE(is_index_type(offsets->scalar_type()), kOp, "offsets", "an int32 or int64 tensor",
+                        offsets->scalar_type());
+    GPUPRIM_CHECK_ARG(offsets->dim() == 1, kOp, "offsets", "1-D", std::to_string(offsets->dim()) + "-D tensor");
+    if (include_last_offset) {
+      GPUPRIM_CHECK_ARG(offsets->sym_size(0) >= 1, kOp, "offsets",
+                        "of length num_bags + 1 >= 1 with include_last_offset=True", offsets->sym_size(0));
+    }
+  }
+  if (per_sample_weights.has_value()) {
+    const at::Tensor& psw = *per_sample_weights;
+    GPUPRIM_CHECK_ARG(op == EmbeddingBagMode::kSum, kOp, "per_sample_weights", "None unless mode='sum'",
+                      "a tensor with mode='" + std::string(mode) + "'");
+    check_same_device(kOp, weight, "per_sample_weights", psw);
+    GPUPRIM_CHECK_DTYPE(psw.scalar_type() == type, kOp, "per_sample_weights", c10::str("of weight's dtype ", type),
+                        psw.scalar_type());
+    GPUPRIM_CHECK_ARG(psw.sym_sizes().equals(indices.sym_sizes()), kOp, "per_sample_weights",
+                      c10::str("of indices' shape ", indices.sym_sizes()), psw.sym_sizes());
+  }
+  GPUPRIM_CHECK_ARG(!(sparse && op == EmbeddingBagMode::kMax), kOp, "sparse", "False with mode='max'", "True");
+  int64_t padding = -1;
+  if (padding_idx.has_value()) {
+    const c10::SymInt rows = weight.sym_size(0);
+    const int64_t p = *padding_idx;
+    GPUPRIM_CHECK_ARG(rows > p && rows >= -p, kOp, "padding_idx", c10::str("in [-", rows, ", ", rows, ")"), p);
+    if (p < 0) {
+      // Counts from the end (as torch). Under symbolic shapes only non-negative values are accepted
+      // (the Python wrapper wraps negative ones first).
+      const std::optional<int64_t> known = weight.sym_size(0).maybe_as_int();
+      GPUPRIM_CHECK_ARG(known.has_value(), kOp, "padding_idx", "non-negative under symbolic shapes", p);
+      padding = p + *known;
+    } else {
+      padding = p;
+    }
+  }
+  return {op, padding};
+}
+
+EmbeddingBagArgs embedding_bag_backward_check(const at::Tensor& grad, const at::Tensor& weight,
+                                              const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
+                                              const at::Tensor& bag_size, const at::Tensor& max_indices,
+                                              const std::optional<at::Tensor>& per_sample_weights,
+                                              c10::string_view mode, std::optional<int64_t> padding_idx,
+                                              bool include_last_offset, bool sparse) {
+  constexpr const char* op = "embedding_bag_backward";
+  const EmbeddingBagArgs args =
+      embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
+  const c10::SymInt bags = embedding_bag_num_bags(indices, offsets, include_last_offset);
+  check_same_device(op, weight, "grad", grad);
+  GPUPRIM_CHECK_DTYPE(grad.scalar_type() == weight.scalar_type(), op, "grad",
+                      c10::str("of weight's dtype ", weight.scalar_type()), grad.scalar_type());
+  GPUPRIM_CHECK_ARG(grad.dim() == 2 && grad.sym_size(0) == bags && grad.sym_size(1) == weight.sym_size(1), op, "grad",
+                    c10::str("of shape [num_bags, embedding_dim] = [", bags, ", ", weight.sym_size(1), "]"),
+                    grad.sym_sizes());
+  check_same_device(op, weight, "bag_size", bag_size);
+  GPUPRIM_CHECK_DTYPE(bag_size.scalar_type() == at::kLong, op, "bag_size", "an int64 tensor", bag_size.scalar_type());
+  GPUPRIM_CHECK_ARG(bag_size.dim() == 1 && bag_size.sym_size(0) == bags, op, "bag_size",
+                    c10::str("of shape [num_bags] = [", bags, "]"), bag_size.sym_sizes());
+  check_same_device(op, weight, "max_indices", max_indices);
+  GPUPRIM_CHECK_DTYPE(max_indices.scalar_type() == at::kLong, op, "max_indices", "an int64 tensor",
+                      max_indices.scalar_type());
+  if (args.mode == EmbeddingBagMode::kMax) {
+    GPUPRIM_CHECK_ARG(max_indices.dim() == 2 && max_indices.sym_size(0) == bags &&
+                          max_indices.sym_size(1) == weight.sym_size(1),
+                      op, "max_indices", c10::str("of shape [num_bags, embedding_dim] with mode='max'"),
+                      max_indices.sym_sizes());
+  }
+  return args;
+}
+
+c10::SymInt embedding_bag_num_bags(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
+                                   bool include_last_offset) {
+  if (indices.dim() == 2) return indices.sym_size(0);  // include_last_offset has no effect (as torch)
+  return include_last_offset ? offsets->sym_size(0) - 1 : offsets->sym_size(0);
+}
+
+at::Tensor embedding_bag_bounds(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
+                                bool include_last_offset) {
+  const auto options = indices.options().dtype(at::kLong);
+  if (indices.dim() == 2) {
+    const int64_t bags = indices.size(0), length = indices.size(1);
+    return at::arange(bags + 1, options).mul_(length);
+  }
+  const at::Tensor o = offsets->to(at::kLong);
+  if (include_last_offset) return o.contiguous();
+  return at::cat({o, at::full({1}, indices.numel(), options)});
+}
+
+EmbeddingBagShape embedding_bag_shape(const at::Tensor& weight, const at::Tensor& indices, int64_t bags,
+                                      int64_t padding_idx) {
+  return {weight.size(0), weight.size(1), indices.numel(), bags, padding_idx};
+}
+
+namespace {
+
+template <typename T> struct CpuAcc { using type = float; };
+template <> struct CpuAcc<double> { using type = double; };
+
+inline bool used(int64_t index, const EmbeddingBagShape& s) {
+  return index >= 0 && index < s.num_weights && index != s.padding_idx;
+}
+
+template <typename T, typename I>
+void forward_cpu(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
+                 EmbeddingBagMode mode, T* out, int64_t* bag_size, int64_t* max_indices) {
+  using Acc = typename CpuAcc<T>::type;
+  at::parallel_for(0, s.bags, 1, [&](int64_t begin, int64_t end) {
+    std::vector<Acc> acc(s.dim);
+    for (int64_t b = begin; b < end; ++b) {
+      int64_t lo, hi;
+      segment_bounds(bounds, b, s.nnz, lo, hi);
+      std::fill(acc.begin(), acc.end(), Acc(0));
+      int64_t* argmax = mode == EmbeddingBagMode::kMax ? max_indices + b * s.dim : nullptr;
+      if (argmax) std::fill(argmax, argmax + s.dim, int64_t(-1));
+      int64_t count = 0;
+      for (int64_t p = lo; p < hi; ++p) {
+        const int64_t r = static_cast<int64_t>(indices[p]);
+        if (!used(r, s)) continue;
+        ++count;
+        const T* row = weight + r * s.dim;
+        if (argmax) {
+          for (int64_t c = 0; c < s.dim; ++c) {
+            const Acc v = static_cast<Acc>(row[c]);
+            if (argmax[c] < 0 || v > acc[c]) {  // the first maximum wins (as torch)
+              acc[c] = v;
+              argmax[c] = r;
+            }
+          }
+        } else {
+          const Acc scale = psw ? static_cast<Acc>(psw[p]) : Acc(1);
+          for (int64_t c = 0; c < s.dim; ++c) acc[c] += scale * static_cast<Acc>(row[c]);
+        }
+      }
+      bag_size[b] = count;
+      T* o = out + b * s.dim;
+      for (int64_t c = 0; c < s.dim; ++c) {
+        const Acc v = mode == EmbeddingBagMode::kMean && count > 0 ? acc[c] / static_cast<Acc>(count) : acc[c];
+        o[c] = static_cast<T>(v);
+      }
+    }
+  });
+}
+
+// Gradient of the weight rows (sum/mean): the used positions sorted stably by row, each row's gradient summed
+// in that order (ascending position) in Acc, as the CUDA kernels do. Dense: grad_weight [num_weights, dim];
+// sparse: rows[k], grad_weight[k] for the k-th distinct row.
+template <typename T, typename I>
+int64_t weight_grad_sum_cpu(const T* grad, const I* indices, const int64_t* bounds, const int64_t* bag_size,
+                            const T* psw, const EmbeddingBagShape& s, bool mean, bool sparse, T* grad_weight,
+                            int64_t* rows) {
+  using Acc = typename CpuAcc<T>::type;
+  std::vector<int64_t> order;  // used positions inside a bag
+  std::vector<int64_t> bag_of(s.nnz, -1);
+  for (int64_t p = 0; p < s.nnz; ++p) {
+    bag_of[p] = segment_of_row(bounds, s.bags, s.nnz, p);
+    if (bag_of[p] >= 0 && used(static_cast<int64_t>(indices[p]), s)) order.push_back(p);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return static_cast<int64_t>(indices[a]) < static_cast<int64_t>(indices[b]); });
+  std::vector<Acc> acc(s.dim);
+  int64_t runs = 0;
+  for (size_t start = 0; start < order.size();) {
+    const int64_t row = static_cast<int64_t>(indices[order[start]]);
+    size_t stop = start;
+    std::fill(acc.begin(), acc.end(), Acc(0));
+    for (; stop < order.size() && static_cast<int64_t>(indices[order[stop]]) == row; ++stop) {
+      const int64_t p = order[stop], b = bag_of[p];
+      const T* g = grad + b * s.dim;
+      if (mean) {
+        // Times the reciprocal (as the CUDA kernels: one division per position, not per element).
+        const Acc inv = Acc(1) / static_cast<Acc>(std::max<int64_t>(bag_size[b], 1));
+        for (int64_t c = 0; c < s.dim; ++c) acc[c] += static_cast<Acc>(g[c]) * inv;
+      } else {
+        const Acc scale = psw ? static_cast<Acc>(psw[p]) : Acc(1);
+        for (int64_t c = 0; c < s.dim; ++c) acc[c] += static_cast<Acc>(g[c]) * scale;
+      }
+    }
+    T* dst = grad_weight + (sparse ? runs : row) * s.dim;
+    for (int64_t c = 0; c < s.dim; ++c) dst[c] = static_cast<T>(acc[c]);
+    if (sparse) rows[runs] = row;
+    ++runs;
+    start = stop;
+  }
+  return runs;
+}
+
+// max: each (bag, column) sends its gradient to weight[max_indices[bag, column], column]; the contributions to
+// one element are summed in ascending bag order.
+template <typename T>
+void weight_grad_max_cpu(const T* grad, const int64_t* max_indices, const EmbeddingBagShape& s, T* grad_weight) {
+  using Acc = typename CpuAcc<T>::type;
+  std::vector<Acc> acc(s.num_weights * s.dim, Acc(0));
+  std::vector<bool> touched(s.num_weights * s.dim, false);
+  for (int64_t b = 0; b < s.bags; ++b) {
+    for (int64_t c = 0; c < s.dim; ++c) {
+      const int64_t r = max_indices[b * s.dim + c];
+      if (r < 0 || r >= s.num_weights) continue;
+      acc[r * s.dim + c] += static_cast<Acc>(grad[b * s.dim + c]);
+      touched[r * s.dim + c] = true;
+    }
+  }
+  for (int64_t i = 0; i < s.num_weights * s.dim; ++i) {
+    if (touched[i]) grad_weight[i] = static_cast<T>(acc[i]);
+  }
+}
+
+// d out[bag(p)] / d psw[p] = weight[indices[p]]: the dot product with the bag's gradient (0 for skipped p).
+template <typename T, typename I>
+void psw_grad_cpu(const T* grad, const T* weight, const I* indices, const int64_t* bounds, const EmbeddingBagShape& s,
+                  T* grad_psw) {
+  using Acc = typename CpuAcc<T>::type;
+  at::parallel_for(0, s.nnz, 1024, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t r = static_cast<int64_t>(indices[p]);
+      const int64_t b = segment_of_row(bounds, s.bags, s.nnz, p);
+      Acc dot = Acc(0);
+      if (b >= 0 && used(r, s)) {
+        for (int64_t c = 0; c < s.dim; ++c) {
+          dot += static_cast<Acc>(grad[b * s.dim + c]) * static_cast<Acc>(weight[r * s.dim + c]);
+        }
+      }
+      grad_psw[p] = static_cast<T>(dot);
+    }
+  });
+}
+
+std::vector<int64_t> to_host(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kLong).contiguous();
+  return std::vector<int64_t>(c.const_data_ptr<int64_t>(), c.const_data_ptr<int64_t>() + c.numel());
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cpu(
+    const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
+    c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
+    bool include_last_offset, bool sparse) {
+  const EmbeddingBagArgs args =
+      embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
+  const int64_t bags = embedding_bag_num_bags(indices, offsets, include_last_offset).expect_int();
+  const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1);
+  const bool max = args.mode == EmbeddingBagMode::kMax;
+  at::Tensor out = at::empty({bags, w.size(1)}, w.options());
+  at::Tensor bag_size = at::empty({bags}, indices.options().dtype(at::kLong));
+  at::Tensor max_indices = at::empty(max ? std::vector<int64_t>{bags, w.size(1)} : std::vector<int64_t>{0},
+                                     indices.options().dtype(at::kLong));
+  if (bags == 0) return {out, bag_size, max_indices};
+  const std::vector<int64_t> bounds = to_host(embedding_bag_bounds(indices, offsets, include_last_offset));
+  const EmbeddingBagShape shape = embedding_bag_shape(w, idx, bags, args.padding_idx);
+  const at::Tensor psw = per_sample_weights.has_value() ? per_sample_weights->contiguous().view(-1) : at::Tensor();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, w.scalar_type(), "gpuprim_embedding_bag_cpu", [&] {
+    AT_DISPATCH_INDEX_TYPES(idx.scalar_type(), "gpuprim_embedding_bag_cpu_index", [&] {
+      forward_cpu<scalar_t, index_t>(w.const_data_ptr<scalar_t>(), idx.const_data_ptr<index_t>(), bounds.data(),
+                                     psw.defined() ? psw.const_data_ptr<scalar_t>() : nullptr, shape, args.mode,
+                                     out.mutable_data_ptr<scalar_t>(), bag_size.mutable_data_ptr<int64_t>(),
+                                     max ? max_indices.mutable_data_ptr<int64_t>() : nullptr);
+    });
+  });
+  return {out, bag_size, max_indices};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backward_cpu(
+    const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& indices,
+    const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
+    const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
+    bool include_last_offset, bool sparse) {
+  const EmbeddingBagArgs args = embedding_bag_backward_check(grad, weight, indices, offsets, bag_size, max_indices,
+                                                             per_sample_weights, mode, padding_idx,
+                                                             include_last_offset, sparse);
+  const int64_t bags = grad.size(0), dim = weight.size(1), nnz = indices.numel();
+  const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1), g = grad.contiguous();
+  at::Tensor grad_weight = at::zeros({sparse ? nnz : weight.size(0), dim}, w.options());
+  at::Tensor rows = at::zeros({sparse ? nnz : 0}, idx.options().dtype(at::kLong));
+  at::Tensor num_rows = at::zeros({1}, idx.options().dtype(at::kLong));
+  const bool with_psw = per_sample_weights.has_value();
+  at::Tensor grad_psw = with_psw ? at::zeros(per_sample_weights->sizes(), w.options()) : at::zeros({0}, w.options());
+  if (bags == 0 || dim == 0 || nnz == 0) return {grad_weight, rows, num_rows, grad_psw};
+  const std::vector<int64_t> bounds = to_host(embedding_bag_bounds(indices, offsets, include_last_offset));
+  const EmbeddingBagShape shape = embedding_bag_shape(w, idx, bags, args.padding_idx);
+  const at::Tensor psw = with_psw ? per_sample_weights->contiguous().view(-1) : at::Tensor();
+  const at::Tensor sizes = bag_size.contiguous(), argmax = max_indices.contiguous();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, w.scalar_type(), "gpuprim_embedding_bag_bw_cpu", [&] {
+    AT_DISPATCH_INDEX_TYPES(idx.scalar_type(), "gpuprim_embedding_bag_bw_cpu_index", [&] {
+      const scalar_t* gp = g.const_data_ptr<scalar_t>();
+      if (args.mode == EmbeddingBagMode::kMax) {
+        weight_grad_max_cpu<scalar_t>(gp, argmax.const_data_ptr<int64_t>(), shape,
+                                      grad_weight.mutable_data_ptr<scalar_t>());
+      } else {
+        num_rows.fill_(weight_grad_sum_cpu<scalar_t, index_t>(
+            gp, idx.const_data_ptr<index_t>(), bounds.data(), sizes.const_data_ptr<int64_t>(),
+            with_psw ? psw.const_data_ptr<scalar_t>() : nullptr, shape, args.mode == EmbeddingBagMode::kMean, sparse,
+            grad_weight.mutable_data_ptr<scalar_t>(), sparse ? rows.mutable_data_ptr<int64_t>() : nullptr));
+      }
+      if (with_psw) {
+        psw_grad_cpu<scalar_t, index_t>(gp, w.const_data_ptr<scalar_t>(), idx.const_data_ptr<index_t>(),
+                                        bounds.data(), shape, grad_psw.mutable_data_ptr<scalar_t>());
+      }
+    });
+  });
+  return {grad_weight, rows, num_rows, grad_psw};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
+  m.impl("embedding_bag", &embedding_bag_cpu);
+  m.impl("embedding_bag_backward", &embedding_bag_backward_cpu);
+}
+
+}  // namespace gpuprim

@@ -1,0 +1,32 @@
+// gpuprim::index_add — declarations shared by its CPU, CUDA, Meta and Autograd files, and the CPU engine
+// that gpuprim::scatter_reduce reuses (its folder is built together with this one).
+#pragma once
+#include <ATen/ATen.h>
+
+#include "ops/index_reduce/index_add/index_add_launch.h"
+
+namespace gpuprim {
+
+// Checks everything that can be checked without reading data (SymInt-safe: also used by the Meta kernel);
+// returns dim wrapped into [0, max(input.dim(), 1)).
+int64_t index_add_check(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                        const c10::Scalar& alpha);
+
+// [outer, items, rows, inner] view of index_add's tensors (int sizes: real tensors only).
+IndexReduceShape index_add_shape(const at::Tensor& input, int64_t dim, const at::Tensor& index);
+
+// Dtypes the index reductions accept for input/src: uint8, int8, int16, int32, int64, float16, bfloat16,
+// float32, float64.
+bool index_reduce_dtype_ok(at::ScalarType type);
+
+// CPU engine of every index reduction: out (contiguous [outer, rows, inner], holding self) receives the
+// reduction of src (contiguous [outer, items, inner]) rows by index (int32/int64 [items], every value already
+// checked to lie in [0, rows)), in item order, finalized as prim/index_reduce_common.h says.
+void index_reduce_cpu_kernel(const at::Tensor& index, const at::Tensor& src, const IndexReduceShape& shape,
+                             IndexReduce reduce, bool include_self, const c10::Scalar& alpha, at::Tensor& out);
+
+// IndexError (gpuprim.<op>: index must be in [0, rows), got <value>) if a value of index is out of range.
+// Reads the data: on CUDA tensors it syncs (used there only in validate mode).
+void check_index_range(const char* op, const at::Tensor& index, int64_t rows);
+
+}  // namespace gpuprim

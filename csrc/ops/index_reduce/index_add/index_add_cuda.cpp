@@ -1,0 +1,59 @@
+// CUDA glue of gpuprim::index_add: checks, output, stream and workspace; kernels in index_add_cuda.cu.
+// Out-of-range indices are skipped by the kernels (the Python wrapper raises IndexError in validate mode).
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "common/cuda_workspace.h"
+#include "common/torch_utils.h"
+#include "ops/index_reduce/index_add/index_add.h"
+
+namespace gpuprim {
+namespace {
+
+// Adds into out (contiguous, holding input's values, not overlapping index or source).
+void index_add_cuda_into(at::Tensor& out, int64_t d, const at::Tensor& index, const at::Tensor& source,
+                         const c10::Scalar& alpha, std::optional<bool> deterministic) {
+  const IndexReduceShape shape = index_add_shape(out, d, index);
+  if (shape.outer == 0 || shape.items == 0 || shape.rows == 0 || shape.inner == 0) return;
+  const at::Tensor src = source.contiguous(), idx = index.contiguous();
+  const bool integral = at::isIntegralType(out.scalar_type(), /*includeBool=*/false);
+  TorchWorkspace workspace(out.device());
+  index_reduce_cuda_launch(idx.const_data_ptr(), to_dtype(idx.scalar_type()), src.const_data_ptr(),
+                           to_dtype(src.scalar_type()), shape, IndexReduce::kSum, /*include_self=*/true,
+                           integral ? 1.0 : alpha.toDouble(), integral ? alpha.toLong() : 1,
+                           resolve_deterministic(deterministic), out.mutable_data_ptr(), workspace, current_stream());
+}
+
+at::Tensor index_add_cuda(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                          const c10::Scalar& alpha, std::optional<bool> deterministic) {
+  const int64_t d = index_add_check(input, dim, index, source, alpha);
+  const c10::cuda::CUDAGuard guard(input.device());
+  at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+  index_add_cuda_into(out, d, index, source, alpha, deterministic);
+  return out;
+}
+
+// In place: straight into input when it is contiguous and shares no memory with index or source, else
+// through a temporary.
+void index_add_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                     const c10::Scalar& alpha, std::optional<bool> deterministic) {
+  const int64_t d = index_add_check(input, dim, index, source, alpha);
+  const c10::cuda::CUDAGuard guard(input.device());
+  at::Tensor self = input;
+  if (input.is_contiguous() && !input.is_alias_of(source) && !input.is_alias_of(index)) {
+    index_add_cuda_into(self, d, index, source, alpha, deterministic);
+  } else {
+    at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+    index_add_cuda_into(out, d, index, source, alpha, deterministic);
+    self.copy_(out);
+  }
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
+  m.impl("index_add", &index_add_cuda);
+  m.impl("index_add_", &index_add_cuda_);
+}
+
+}  // namespace gpuprim

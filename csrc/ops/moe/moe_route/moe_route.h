@@ -1,0 +1,28 @@
+// gpuprim::moe_route_metadata — declarations shared by its CPU, CUDA and Meta files.
+#pragma once
+#include <ATen/ATen.h>
+#include <c10/util/string_view.h>
+#include <optional>
+#include <tuple>
+
+#include "ops/moe/moe_route/moe_route_launch.h"
+
+namespace gpuprim {
+
+struct MoeRouteArgs {
+  int64_t num_experts;
+  int64_t capacity;  // -1: none
+  int64_t pad_to;
+  MoeDrop drop;
+};
+
+// Checks everything that can be checked without reading data (SymInt-safe: also used by the Meta kernel).
+MoeRouteArgs moe_route_metadata_check(const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
+                                      std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop);
+
+// (counts [E], offsets [E + 1], slots [T, k], token_ids [R], num_dropped [1]), int64, uninitialized.
+// R = T * k + E * (pad_to - 1) without a capacity, E * round_up(capacity, pad_to) with one.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata_outputs(
+    const at::Tensor& expert_ids, const MoeRouteArgs& args);
+
+}  // namespace gpuprim

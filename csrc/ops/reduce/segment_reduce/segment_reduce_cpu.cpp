@@ -1,0 +1,209 @@
+// CPU kernels of gpuprim::segment_reduce and its backward: the readable reference for the CUDA kernels.
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/torch_utils.h"
+#include "ops/reduce/segment_reduce/segment_reduce.h"
+
+namespace gpuprim {
+
+namespace {
+
+SegmentReduce parse_reduce(c10::string_view reduce) {
+  if (reduce == "sum") return SegmentReduce::kSum;
+  if (reduce == "mean") return SegmentReduce::kMean;
+  if (reduce == "max") return SegmentReduce::kMax;
+  if (reduce == "min") return SegmentReduce::kMin;
+  GPUPRIM_CHECK_ARG(false, "segment_reduce", "reduce", "one of 'sum', 'mean', 'max', 'min'",
+                    "'" + std::string(reduce) + "'");
+  return SegmentReduce::kSum;  // unreachable
+}
+
+}  // namespace
+
+SegmentReduceArgs segment_reduce_check(const at::Tensor& src, const at::Tensor& offsets, c10::string_view reduce,
+                                       int64_t dim) {
+  const SegmentReduce op = parse_reduce(reduce);
+  const auto type = src.scalar_type();
+  GPUPRIM_CHECK_DTYPE(type == at::kHalf || type == at::kBFloat16 || type == at::kFloat || type == at::kDouble,
+                      "segment_reduce", "src", "a float16, bfloat16, float32 or float64 tensor", type);
+  GPUPRIM_CHECK_ARG(src.dim() >= 1, "segment_reduce", "src", "at least 1-D", "a 0-d tensor");
+  check_same_device("segment_reduce", src, "offsets", offsets);
+  GPUPRIM_CHECK_ARG(offsets.dim() == 1, "segment_reduce", "offsets", "1-D",
+                    std::to_string(offsets.dim()) + "-D tensor");
+  GPUPRIM_CHECK_DTYPE(offsets.scalar_type() == at::kInt || offsets.scalar_type() == at::kLong, "segment_reduce",
+                      "offsets", "an int32 or int64 tensor", offsets.scalar_type());
+  GPUPRIM_CHECK_ARG(offsets.sym_size(0) >= 1, "segment_reduce", "offsets",
+                    "of length num_segments + 1 >= 1", offsets.sym_size(0));
+  return {wrap_dim("segment_reduce", "dim", dim, src.dim()), op};
+}
+
+SegmentReduceArgs segment_reduce_backward_check(const at::Tensor& grad, const at::Tensor& src,
+                                                const at::Tensor& offsets, const at::Tensor& out,
+                                                c10::string_view reduce, int64_t dim) {
+  const SegmentReduceArgs args = segment_reduce_check(src, offsets, reduce, dim);
+  const auto sizes = segment_reduce_out_sizes(src, offsets, args.dim);
+  for (const auto& [name, t] : {std::pair<const char*, const at::Tensor&>{"grad", grad}, {"out", out}}) {
+    check_same_device("segment_reduce_backward", src, name, t);
+    GPUPRIM_CHECK_ARG(t.sym_sizes().equals(sizes), "segment_reduce_backward", name,
+                      c10::str("of the forward output's shape ", c10::SymIntArrayRef(sizes)), t.sym_sizes());
+    GPUPRIM_CHECK_DTYPE(t.scalar_type() == src.scalar_type(), "segment_reduce_backward", name,
+                        c10::str("of src's dtype ", src.scalar_type()), t.scalar_type());
+  }
+  return args;
+}
+
+std::vector<c10::SymInt> segment_reduce_out_sizes(const at::Tensor& src, const at::Tensor& offsets, int64_t dim) {
+  std::vector<c10::SymInt> sizes(src.sym_sizes().begin(), src.sym_sizes().end());
+  sizes[dim] = offsets.sym_size(0) - 1;
+  return sizes;
+}
+
+SegmentShape segment_shape(const at::Tensor& src, const at::Tensor& offsets, int64_t dim) {
+  const int64_t rows = src.size(dim);
+  const int64_t inner = c10::multiply_integers(src.sizes().slice(dim + 1));
+  const int64_t outer = c10::multiply_integers(src.sizes().slice(0, dim));
+  return {outer, rows, inner, offsets.size(0) - 1};
+}
+
+namespace {
+
+template <typename Acc>
+Acc identity(SegmentReduce reduce) {
+  if (reduce == SegmentReduce::kMax) return -std::numeric_limits<Acc>::infinity();
+  if (reduce == SegmentReduce::kMin) return std::numeric_limits<Acc>::infinity();
+  return Acc(0);
+}
+
+// max/min propagate NaN (as torch.amax): once the running value is NaN it stays NaN.
+template <typename Acc>
+Acc combine(SegmentReduce reduce, Acc a, Acc b) {
+  switch (reduce) {
+    case SegmentReduce::kMax: return (a != a || a > b) ? a : b;
+    case SegmentReduce::kMin: return (a != a || a < b) ? a : b;
+    default: return a + b;
+  }
+}
+
+template <typename T, typename Acc>
+void reduce_cpu(const T* src, const int64_t* offsets, T* out, SegmentShape shape, SegmentReduce reduce) {
+  at::parallel_for(0, shape.outer * shape.segments, 1, [&](int64_t begin, int64_t end) {
+    std::vector<Acc> acc(shape.inner);
+    for (int64_t os = begin; os < end; ++os) {
+      const int64_t o = os / shape.segments, s = os % shape.segments;
+      int64_t lo, hi;
+      segment_bounds(offsets, s, shape.rows, lo, hi);
+      std::fill(acc.begin(), acc.end(), identity<Acc>(reduce));
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* row = src + (o * shape.rows + r) * shape.inner;
+        for (int64_t c = 0; c < shape.inner; ++c) acc[c] = combine(reduce, acc[c], static_cast<Acc>(row[c]));
+      }
+      T* out_row = out + os * shape.inner;
+      for (int64_t c = 0; c < shape.inner; ++c) {
+        Acc value = hi == lo ? Acc(0) : acc[c];  // empty segments give 0 for every reduction
+        if (reduce == SegmentReduce::kMean && hi > lo) value = value / static_cast<Acc>(hi - lo);
+        out_row[c] = static_cast<T>(value);
+      }
+    }
+  });
+}
+
+template <typename T, typename Acc>
+void backward_cpu(const T* grad, const T* src, const T* out, const int64_t* offsets, SegmentShape shape,
+                  SegmentReduce reduce, T* grad_src) {
+  if (reduce == SegmentReduce::kSum || reduce == SegmentReduce::kMean) {
+    // Each row takes its segment's gradient (divided by the count for mean); rows in no segment get 0.
+    at::parallel_for(0, shape.outer * shape.rows, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t orow = begin; orow < end; ++orow) {
+        const int64_t o = orow / shape.rows, r = orow % shape.rows;
+        const int64_t s = segment_of_row(offsets, shape.segments, shape.rows, r);
+        T* g = grad_src + orow * shape.inner;
+        if (s < 0) {
+          std::fill(g, g + shape.inner, T(0));
+          continue;
+        }
+        int64_t lo, hi;
+        segment_bounds(offsets, s, shape.rows, lo, hi);
+        const T* from = grad + (o * shape.segments + s) * shape.inner;
+        for (int64_t c = 0; c < shape.inner; ++c) {
+          const Acc value = static_cast<Acc>(from[c]);
+          g[c] = static_cast<T>(reduce == SegmentReduce::kMean ? value / static_cast<Acc>(hi - lo) : value);
+        }
+      }
+    });
+    return;
+  }
+  // max/min: the whole gradient goes to the first row (lowest index) equal to the result (NaN matches NaN).
+  at::parallel_for(0, shape.outer, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      for (int64_t s = 0; s < shape.segments; ++s) {
+        int64_t lo, hi;
+        segment_bounds(offsets, s, shape.rows, lo, hi);
+        for (int64_t c = 0; c < shape.inner; ++c) {
+          const int64_t at_out = (o * shape.segments + s) * shape.inner + c;
+          const Acc target = static_cast<Acc>(out[at_out]);
+          for (int64_t r = lo; r < hi; ++r) {
+            const Acc v = static_cast<Acc>(src[(o * shape.rows + r) * shape.inner + c]);
+            if (v == target || (v != v && target != target)) {
+              grad_src[(o * shape.rows + r) * shape.inner + c] = grad[at_out];
+              break;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+std::vector<int64_t> offsets_on_host(const at::Tensor& offsets) {
+  const at::Tensor o = offsets.to(at::kLong).contiguous();
+  return std::vector<int64_t>(o.const_data_ptr<int64_t>(), o.const_data_ptr<int64_t>() + o.numel());
+}
+
+at::Tensor segment_reduce_cpu(const at::Tensor& src, const at::Tensor& offsets, c10::string_view reduce,
+                              int64_t dim) {
+  const SegmentReduceArgs args = segment_reduce_check(src, offsets, reduce, dim);
+  const at::Tensor input = src.contiguous();
+  at::Tensor out = at::empty_symint(segment_reduce_out_sizes(src, offsets, args.dim), input.options());
+  if (out.numel() == 0) return out;
+  const std::vector<int64_t> host_offsets = offsets_on_host(offsets);
+  const SegmentShape shape = segment_shape(input, offsets, args.dim);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_segment_reduce_cpu", [&] {
+    using Acc = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+    reduce_cpu<scalar_t, Acc>(input.const_data_ptr<scalar_t>(), host_offsets.data(),
+                              out.mutable_data_ptr<scalar_t>(), shape, args.reduce);
+  });
+  return out;
+}
+
+at::Tensor segment_reduce_backward_cpu(const at::Tensor& grad, const at::Tensor& src, const at::Tensor& offsets,
+                                       const at::Tensor& out, c10::string_view reduce, int64_t dim) {
+  const SegmentReduceArgs args = segment_reduce_backward_check(grad, src, offsets, out, reduce, dim);
+  const at::Tensor input = src.contiguous();
+  at::Tensor grad_src = at::zeros(input.sizes(), input.options());
+  if (grad_src.numel() == 0) return grad_src;
+  const std::vector<int64_t> host_offsets = offsets_on_host(offsets);
+  const SegmentShape shape = segment_shape(input, offsets, args.dim);
+  const at::Tensor grad_c = grad.contiguous(), out_c = out.contiguous();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_segment_reduce_bw_cpu", [&] {
+    using Acc = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+    backward_cpu<scalar_t, Acc>(grad_c.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>(),
+                                out_c.const_data_ptr<scalar_t>(), host_offsets.data(), shape, args.reduce,
+                                grad_src.mutable_data_ptr<scalar_t>());
+  });
+  return grad_src;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
+  m.impl("segment_reduce", &segment_reduce_cpu);
+  m.impl("segment_reduce_backward", &segment_reduce_backward_cpu);
+}
+
+}  // namespace gpuprim

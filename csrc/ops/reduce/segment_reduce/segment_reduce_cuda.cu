@@ -1,0 +1,294 @@
+// Launchers of gpuprim::segment_reduce (prim/segmented_reduce.cuh) and its backward kernels.
+#include <algorithm>
+#include <cstdint>
+
+#include "prim/util/device_info.h"
+#include "prim/util/launch.h"
+#include "ops/reduce/segment_reduce/segment_reduce_launch.h"
+#include "prim/device/segmented_reduce/segmented_reduce.cuh"
+
+namespace gpuprim {
+namespace {
+
+using namespace segmented;
+
+constexpr long long kNoRow = 0x7f7f7f7f7f7f7f7fLL;  // what cudaMemset(0x7f) leaves: larger than any row
+
+// Widest load (16 bytes at most) that divides the row length and suits every pointer; only 1 or the widest
+// are instantiated, to keep compile time down.
+int vector_width(int64_t inner, int64_t element_size, const void* a, const void* b = nullptr) {
+  const int widest = static_cast<int>(16 / element_size);
+  const bool fits = inner % widest == 0 && aligned(a, 16) && aligned(b, 16);
+  return fits ? widest : 1;
+}
+
+// Block layout for rows of `inner` columns. With short segments (mean_rows: rows per segment on average) the
+// block keeps only the row threads that have rows to fold (at least a warp in all): many small blocks then
+// run side by side instead of 256-thread blocks whose tree mostly folds identities. The layout depends only
+// on the shape, so results stay reproducible.
+Tiling make_tiling(int64_t inner, int vec, int64_t mean_rows = int64_t(1) << 62) {
+  const int64_t column_vectors = (inner + vec - 1) / vec;
+  int col_threads = 1;
+  while (col_threads < column_vectors && col_threads < kThreads) col_threads *= 2;
+  int row_threads = kThreads / col_threads;
+  const int min_row_threads = std::max(1, 32 / col_threads);
+  while (row_threads > min_row_threads && int64_t(row_threads) * 4 > mean_rows) row_threads /= 2;
+  return {vec, col_threads, row_threads, (column_vectors + col_threads - 1) / col_threads};
+}
+
+Plan make_plan(const SegmentShape& shape, const Tiling& tiling) {
+  const int64_t tile_columns = std::min<int64_t>(shape.inner, int64_t(tiling.col_threads) * tiling.vec);
+  const int64_t by_work = (kMinChunkElements + tile_columns - 1) / tile_columns;
+  const int64_t by_parallelism = (shape.rows + kTargetChunks - 1) / kTargetChunks;
+  const int64_t chunk_rows = std::max<int64_t>({by_work, by_parallelism, 1});
+  const int64_t full_chunks = shape.rows / chunk_rows;
+  return {shape.outer, shape.rows, shape.inner, shape.segments, chunk_rows, shape.segments + full_chunks,
+          2 * full_chunks};
+}
+
+struct ChunkIndex {
+  const ChunkCounts* prefix;     // inclusive scan of per-segment counts, [segments]
+  const int64_t* chunk_segment;  // [chunk_bound]
+};
+
+// The three small pre-passes: chunk counts per segment, their scan (CUB, integers: exact), chunk -> segment.
+ChunkIndex index_chunks(const int64_t* offsets, const Plan& plan, Workspace& workspace, cudaStream_t stream) {
+  auto* counts = static_cast<ChunkCounts*>(workspace.allocate(sizeof(ChunkCounts) * plan.segments));
+  auto* prefix = static_cast<ChunkCounts*>(workspace.allocate(sizeof(ChunkCounts) * plan.segments));
+  count_chunks_kernel<<<grid_for(plan.segments, kThreads), kThreads, 0, stream>>>(offsets, plan, counts);
+  GPUPRIM_LAUNCH_CHECK();
+  size_t temp_bytes = 0;
+  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, counts, prefix, ChunkCountsPlus(),
+                                                    plan.segments, stream));
+  void* temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
+  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, counts, prefix, ChunkCountsPlus(),
+                                                    plan.segments, stream));
+  auto* chunk_segment = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * plan.chunk_bound));
+  chunk_map_kernel<<<grid_for(plan.chunk_bound, kThreads), kThreads, 0, stream>>>(prefix, plan, chunk_segment);
+  GPUPRIM_LAUNCH_CHECK();
+  return {prefix, chunk_segment};
+}
+
+template <typename T, typename Op, int Vec, int AccVec>
+void reduce(const T* src, const int64_t* offsets, const SegmentShape& shape, bool mean, T* out, Workspace& workspace,
+            cudaStream_t stream) {
+  using Acc = typename AccOf<T>::type;
+  const Tiling tiling = make_tiling(shape.inner, Vec, shape.rows / shape.segments);
+  const int threads = tiling.col_threads * tiling.row_threads;
+  const Plan plan = make_plan(shape, tiling);
+  const ChunkIndex index = index_chunks(offsets, plan, workspace, stream);
+  Acc* partials = nullptr;
+  if (plan.partial_bound > 0) {
+    partials = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * plan.outer * plan.partial_bound * plan.inner));
+  }
+  auto chunk = chunk_kernel<T, Acc, T, Op, Vec>;
+  const int64_t work = plan.outer * plan.chunk_bound * tiling.col_tiles;
+  chunk<<<grid_for(work, 1, resident_blocks(chunk, threads)), threads, 0, stream>>>(
+      src, offsets, index.prefix, index.chunk_segment, plan, tiling, mean, out, partials);
+  GPUPRIM_LAUNCH_CHECK();
+  if (plan.partial_bound == 0) return;  // no segment can be longer than one chunk
+  const Tiling combine_tiling = make_tiling(shape.inner, AccVec);
+  auto combine = combine_kernel<Acc, T, Op, AccVec>;
+  const int64_t groups = plan.outer * ((plan.segments + kThreads - 1) / kThreads);
+  combine<<<grid_for(groups, 1, resident_blocks(combine, kThreads)), kThreads, 0, stream>>>(
+      partials, offsets, index.prefix, plan, combine_tiling, mean, out);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
+template <typename T, typename Op>
+void reduce_dispatch_vec(const T* src, const int64_t* offsets, const SegmentShape& shape, bool mean, T* out,
+                         Workspace& workspace, cudaStream_t stream) {
+  using Acc = typename AccOf<T>::type;
+  constexpr int kVec = 16 / sizeof(T), kAccVec = 16 / sizeof(Acc);
+  // Partials come from the workspace (256-byte aligned): only the row length decides their width.
+  if (vector_width(shape.inner, sizeof(T), src) == kVec && shape.inner % kAccVec == 0) {
+    reduce<T, Op, kVec, kAccVec>(src, offsets, shape, mean, out, workspace, stream);
+  } else {
+    reduce<T, Op, 1, 1>(src, offsets, shape, mean, out, workspace, stream);
+  }
+}
+
+// ---------------------------------------------------------------- backward
+// sum/mean: every row takes its segment's gradient (over its count for mean); rows in no segment get 0.
+template <typename T, int Vec>
+__global__ void __launch_bounds__(kThreads) expand_kernel(const T* __restrict__ grad,
+                                                          const int64_t* __restrict__ offsets,
+                                                          SegmentShape shape, Tiling tiling, bool mean,
+                                                          T* __restrict__ grad_src) {
+  using Acc = typename AccOf<T>::type;
+  const int ct = threadIdx.x % tiling.col_threads, rt = threadIdx.x / tiling.col_threads;
+  const int64_t row_groups = (shape.rows + tiling.row_threads - 1) / tiling.row_threads;
+  for (int64_t w = blockIdx.x; w < shape.outer * row_groups; w += gridDim.x) {
+    const int64_t o = w / row_groups, r = (w % row_groups) * tiling.row_threads + rt;
+    if (r >= shape.rows) continue;  // no barriers in this kernel
+    const int64_t s = segment_of_row(offsets, shape.segments, shape.rows, r);
+    Acc count = Acc(1);
+    if (s >= 0 && mean) {
+      int64_t lo, hi;
+      segment_bounds(offsets, s, shape.rows, lo, hi);
+      count = static_cast<Acc>(hi - lo);  // divided (not multiplied by 1/count) exactly as the CPU kernel
+    }
+    for (int64_t tile = 0; tile < tiling.col_tiles; ++tile) {
+      const int64_t column = (tile * tiling.col_threads + ct) * Vec;
+      if (column >= shape.inner) break;
+      VecOf<Vec, T> v;
+      if (s >= 0) {
+        v = load_vec<Vec>(grad + (o * shape.segments + s) * shape.inner + column);
+        if (mean) {
+#pragma unroll
+          for (int j = 0; j < Vec; ++j) v.items[j] = convert<T>(convert<Acc>(v.items[j]) / count);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < Vec; ++j) v.items[j] = convert<T>(Acc(0));
+      }
+      *reinterpret_cast<VecOf<Vec, T>*>(grad_src + (o * shape.rows + r) * shape.inner + column) = v;
+    }
+  }
+}
+
+// max/min: the first row of each segment and column whose value equals the result (NaN matches NaN), folded
+// over the segment's chunks with an integer atomicMin (order-independent: exact and reproducible).
+template <typename T>
+__global__ void __launch_bounds__(kThreads) first_match_kernel(const T* __restrict__ src, const T* __restrict__ out,
+                                                               const int64_t* __restrict__ offsets,
+                                                               const ChunkCounts* __restrict__ prefix,
+                                                               const int64_t* __restrict__ chunk_segment, Plan plan,
+                                                               Tiling tiling, long long* __restrict__ first_row) {
+  using Acc = typename AccOf<T>::type;
+  __shared__ long long shared[kThreads];
+  const int ct = threadIdx.x % tiling.col_threads, rt = threadIdx.x / tiling.col_threads;
+  const int64_t total_chunks = prefix[plan.segments - 1].chunks;
+  const int64_t work = plan.outer * plan.chunk_bound * tiling.col_tiles;
+  for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
+    const int64_t tile = w % tiling.col_tiles;
+    const int64_t c = (w / tiling.col_tiles) % plan.chunk_bound;
+    const int64_t o = w / tiling.col_tiles / plan.chunk_bound;
+    if (c >= total_chunks) continue;  // block-uniform
+    const int64_t s = chunk_segment[c];
+    int64_t lo, hi;
+    segment_bounds(offsets, s, plan.rows, lo, hi);
+    const int64_t k = c - (s > 0 ? prefix[s - 1].chunks : 0);
+    const int64_t begin = lo + k * plan.chunk_rows;
+    const int64_t end = hi < begin + plan.chunk_rows ? hi : begin + plan.chunk_rows;
+    const int64_t column = tile * tiling.col_threads + ct;
+    long long found = kNoRow;
+    if (column < plan.inner) {
+      const Acc target = convert<Acc>(out[(o * plan.segments + s) * plan.inner + column]);
+      const T* base = src + o * plan.rows * plan.inner + column;
+      for (int64_t r = begin + rt; r < end; r += tiling.row_threads) {
+        const Acc v = convert<Acc>(base[r * plan.inner]);
+        if (v == target || (v != v && target != target)) {
+          found = r;
+          break;  // rows ascend: the first match is this thread's smallest
+        }
+      }
+    }
+    shared[threadIdx.x] = found;
+    for (int half = tiling.row_threads / 2; half > 0; half /= 2) {
+      __syncthreads();
+      if (rt < half) shared[threadIdx.x] = min(shared[threadIdx.x], shared[threadIdx.x + half * tiling.col_threads]);
+    }
+    __syncthreads();
+    if (rt == 0 && column < plan.inner && shared[threadIdx.x] != kNoRow) {
+      atomicMin(first_row + (o * plan.segments + s) * plan.inner + column, shared[threadIdx.x]);
+    }
+    __syncthreads();  // shared is rewritten by the next work item
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) scatter_kernel(const T* __restrict__ grad,
+                                                           const long long* __restrict__ first_row, SegmentShape shape,
+                                                           T* __restrict__ grad_src) {
+  const int64_t n = shape.outer * shape.segments * shape.inner;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const long long row = first_row[i];
+    if (row < 0 || row >= shape.rows) continue;
+    const int64_t o = i / (shape.segments * shape.inner), column = i % shape.inner;
+    grad_src[(o * shape.rows + row) * shape.inner + column] = grad[i];
+  }
+}
+
+template <typename T>
+void backward(const T* grad, const T* src, const T* out, const int64_t* offsets, const SegmentShape& shape,
+              SegmentReduce reduce, T* grad_src, Workspace& workspace, cudaStream_t stream) {
+  if (reduce == SegmentReduce::kSum || reduce == SegmentReduce::kMean) {
+    const bool mean = reduce == SegmentReduce::kMean;
+    constexpr int kVec = 16 / sizeof(T);
+    const int vec = vector_width(shape.inner, sizeof(T), grad, grad_src);
+    const Tiling tiling = make_tiling(shape.inner, vec);
+    const int64_t work = shape.outer * ((shape.rows + tiling.row_threads - 1) / tiling.row_threads);
+    if (vec == kVec) {
+      auto kernel = expand_kernel<T, kVec>;
+      kernel<<<grid_for(work, 1, 16 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
+          grad, offsets, shape, tiling, mean, grad_src);
+    } else {
+      auto kernel = expand_kernel<T, 1>;
+      kernel<<<grid_for(work, 1, 16 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
+          grad, offsets, shape, tiling, mean, grad_src);
+    }
+    GPUPRIM_LAUNCH_CHECK();
+    return;
+  }
+  if (shape.segments == 0) return;
+  const Tiling tiling = make_tiling(shape.inner, 1);
+  const Plan plan = make_plan(shape, tiling);
+  const ChunkIndex index = index_chunks(offsets, plan, workspace, stream);
+  const int64_t outputs = shape.outer * shape.segments * shape.inner;
+  auto* first_row = static_cast<long long*>(workspace.allocate(sizeof(long long) * outputs));
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(first_row, 0x7f, sizeof(long long) * outputs, stream));
+  auto kernel = first_match_kernel<T>;
+  const int64_t work = plan.outer * plan.chunk_bound * tiling.col_tiles;
+  kernel<<<grid_for(work, 1, resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
+      src, out, offsets, index.prefix, index.chunk_segment, plan, tiling, first_row);
+  GPUPRIM_LAUNCH_CHECK();
+  scatter_kernel<T><<<grid_for(outputs, kThreads), kThreads, 0, stream>>>(grad, first_row, shape, grad_src);
+  GPUPRIM_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offsets, SegmentShape shape,
+                                SegmentReduce reduce, void* out, Workspace& workspace, cudaStream_t stream) {
+  if (shape.outer == 0 || shape.inner == 0 || shape.segments == 0) return;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = static_cast<const T*>(src);
+    T* result = static_cast<T*>(out);
+    const bool mean = reduce == SegmentReduce::kMean;
+    switch (reduce) {
+      case SegmentReduce::kSum:
+      case SegmentReduce::kMean: return reduce_dispatch_vec<T, SumOp>(in, offsets, shape, mean, result, workspace, stream);
+      case SegmentReduce::kMax: return reduce_dispatch_vec<T, MaxOp>(in, offsets, shape, mean, result, workspace, stream);
+      case SegmentReduce::kMin: return reduce_dispatch_vec<T, MinOp>(in, offsets, shape, mean, result, workspace, stream);
+    }
+  };
+  switch (type) {
+    case DType::kFloat16: return run(__half());
+    case DType::kBFloat16: return run(__nv_bfloat16());
+    case DType::kFloat32: return run(float());
+    case DType::kFloat64: return run(double());
+    default: unsupported_dtype("segment_reduce", type);
+  }
+}
+
+void segment_reduce_backward_cuda_launch(const void* grad, const void* src, const void* out, DType type,
+                                         const int64_t* offsets, SegmentShape shape, SegmentReduce reduce,
+                                         void* grad_src, Workspace& workspace, cudaStream_t stream) {
+  if (shape.outer == 0 || shape.inner == 0 || shape.rows == 0) return;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    backward<T>(static_cast<const T*>(grad), static_cast<const T*>(src), static_cast<const T*>(out), offsets, shape,
+                reduce, static_cast<T*>(grad_src), workspace, stream);
+  };
+  switch (type) {
+    case DType::kFloat16: return run(__half());
+    case DType::kBFloat16: return run(__nv_bfloat16());
+    case DType::kFloat32: return run(float());
+    case DType::kFloat64: return run(double());
+    default: unsupported_dtype("segment_reduce_backward", type);
+  }
+}
+
+}  // namespace gpuprim

@@ -1,0 +1,69 @@
+// CUDA glue of gpuprim::sum and gpuprim::mean: checks, output allocation, stream and workspace;
+// kernels in sum_cuda.cu.
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "common/cuda_workspace.h"
+#include "common/torch_utils.h"
+#include "ops/reduce/sum/sum.h"
+#include "ops/reduce/sum/sum_launch.h"
+
+namespace gpuprim {
+namespace {
+
+at::Tensor sum_impl_cuda(const char* op, const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype, bool mean) {
+  const SumPlan plan = sum_check(op, x, dim, dtype);
+  const c10::cuda::CUDAGuard guard(x.device());
+  const ReduceConfig config = reduce_config();
+  // Reduced dims forming one block [first, last] followed by kept dims, in a contiguous x: reduce the
+  // [outer, n, inner] view in place (coalesced across inner) instead of transposing it into rows.
+  const int64_t ndim = x.dim();
+  int64_t first = 0;
+  while (first < ndim && !plan.reduced[first]) ++first;
+  int64_t last = first;
+  while (last + 1 < ndim && plan.reduced[last + 1]) ++last;
+  bool block = first < ndim && last + 1 < ndim;
+  for (int64_t d = last + 1; d < ndim; ++d) block = block && !plan.reduced[d];
+  const int64_t inner = block ? c10::multiply_integers(x.sizes().slice(last + 1)) : 1;
+  if (block && inner != 1 && x.is_contiguous()) {  // inner == 1: the rows path reads 16-byte vectors
+    const auto sizes = x.sizes();
+    const int64_t outer = c10::multiply_integers(sizes.slice(0, first));
+    const int64_t n = c10::multiply_integers(sizes.slice(first, last + 1 - first));
+    at::Tensor out = at::empty_symint(sum_out_sizes(x, plan, keepdim), x.options().dtype(plan.out_dtype));
+    if (outer * inner == 0) return out;
+    TorchWorkspace workspace(x.device());
+    sum_cuda_launch_columns(x.const_data_ptr(), to_dtype(x.scalar_type()), out.mutable_data_ptr(),
+                            to_dtype(plan.out_dtype), outer, n, inner, mean, config.blocks, config.threads, workspace,
+                            current_stream());
+    return out;
+  }
+  int64_t rows = 0, cols = 0;
+  const at::Tensor matrix = sum_as_rows(x, plan, rows, cols);
+  at::Tensor out = at::empty_symint(sum_out_sizes(x, plan, keepdim), x.options().dtype(plan.out_dtype));
+  if (rows == 0) return out;
+  TorchWorkspace workspace(x.device());
+  sum_cuda_launch(matrix.const_data_ptr(), to_dtype(matrix.scalar_type()), out.mutable_data_ptr(),
+                  to_dtype(plan.out_dtype), rows, cols, mean, config.blocks, config.threads, workspace,
+                  current_stream());
+  return out;
+}
+
+at::Tensor sum_cuda(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype) {
+  return sum_impl_cuda("sum", x, dim, keepdim, dtype, false);
+}
+
+at::Tensor mean_cuda(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<at::ScalarType> dtype) {
+  return sum_impl_cuda("mean", x, dim, keepdim, dtype, true);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
+  m.impl("sum", &sum_cuda);
+  m.impl("mean", &mean_cuda);
+}
+
+}  // namespace gpuprim

@@ -1,0 +1,77 @@
+// CPU kernel of gpuprim::sort: the readable reference for the CUDA kernel.
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "common/torch_order.h"
+#include "common/torch_utils.h"
+#include "ops/sort/sort/sort.h"
+
+namespace gpuprim {
+
+int64_t sort_check(const at::Tensor& x, int64_t dim, const char* op) {
+  const auto type = x.scalar_type();
+  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true), op, "x",
+                      "a floating-point, integer or bool tensor", type);
+  return wrap_dim(op, "dim", dim, x.dim());
+}
+
+namespace {
+
+template <typename T>
+void sort_rows(const T* in, T* values, int64_t* indices, int64_t rows, int64_t n, bool descending) {
+  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t row = begin; row < end; ++row) {
+      const T* x = in + row * n;
+      std::iota(order.begin(), order.end(), int64_t(0));
+      // Stable: equal elements keep their input order, in both directions.
+      std::stable_sort(order.begin(), order.end(), [x, descending](int64_t i, int64_t j) {
+        return descending ? torch_order_less(x[j], x[i]) : torch_order_less(x[i], x[j]);
+      });
+      for (int64_t k = 0; k < n; ++k) {
+        values[row * n + k] = x[order[k]];
+        indices[row * n + k] = order[k];
+      }
+    }
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> sort_cpu(const at::Tensor& x, int64_t dim, bool descending) {
+  return sort_along_dim(x, dim, [descending](const at::Tensor& input, at::Tensor& values, at::Tensor& indices,
+                                             int64_t rows, int64_t n) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_sort_cpu", [&] {
+      sort_rows<scalar_t>(input.const_data_ptr<scalar_t>(), values.mutable_data_ptr<scalar_t>(),
+                          indices.mutable_data_ptr<int64_t>(), rows, n, descending);
+    });
+  });
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> sort_along_dim(const at::Tensor& x, int64_t dim, const SortRows& sort_rows) {
+  dim = sort_check(x, dim);
+  at::Tensor values = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor indices = at::empty(x.sizes(), x.options().dtype(at::kLong).memory_format(at::MemoryFormat::Contiguous));
+  if (x.numel() == 0) return {values, indices};
+  // The kernels sort the rows of a contiguous [rows, n] layout: move `dim` last, and back after.
+  const bool last = x.dim() == 0 || dim == x.dim() - 1;
+  const at::Tensor input = last ? x.contiguous() : x.movedim(dim, -1).contiguous();
+  const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
+  at::Tensor sorted_values = last ? values : at::empty(input.sizes(), input.options());
+  at::Tensor sorted_indices = last ? indices : at::empty(input.sizes(), input.options().dtype(at::kLong));
+  sort_rows(input, sorted_values, sorted_indices, input.numel() / n, n);
+  if (!last) {
+    values.copy_(sorted_values.movedim(-1, dim));
+    indices.copy_(sorted_indices.movedim(-1, dim));
+  }
+  return {values, indices};
+}
+
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { m.impl("sort", &sort_cpu); }
+
+}  // namespace gpuprim

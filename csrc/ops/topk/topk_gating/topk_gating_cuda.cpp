@@ -1,0 +1,59 @@
+// CUDA glue of gpuprim::topk_gating: checks, outputs, stream; kernels in topk_gating_cuda.cu.
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "common/cuda_workspace.h"
+#include "common/torch_utils.h"
+#include "include/gpuprim/gpuprim.h"
+#include "ops/topk/topk_gating/topk_gating.h"
+#include "ops/topk/topk_gating/topk_gating_launch.h"
+
+namespace gpuprim {
+namespace {
+
+std::tuple<at::Tensor, at::Tensor> topk_gating_cuda(const at::Tensor& logits, int64_t k, c10::string_view score,
+                                                    bool renormalize) {
+  const gating::Score kind = topk_gating_check(logits, k, score);
+  const c10::cuda::CUDAGuard guard(logits.device());
+  const int64_t tokens = logits.size(0), experts = logits.size(1);
+  at::Tensor gates = at::empty({tokens, k}, logits.options().dtype(at::kFloat));
+  at::Tensor expert_ids = at::empty({tokens, k}, logits.options().dtype(at::kLong));
+  if (gates.numel() == 0) return {gates, expert_ids};
+  const at::Tensor input = logits.contiguous();
+  const DType type = to_dtype(input.scalar_type());
+  if (experts <= kGatingFusedMaxExperts && k <= kGatingFusedMaxK) {
+    topk_gating_fused_launch(input.const_data_ptr(), type, tokens, experts, k, kind, renormalize,
+                             gates.mutable_data_ptr<float>(), expert_ids.mutable_data_ptr<int64_t>(), current_stream());
+  } else {
+    // Same ranking as the fused kernel: topk orders by value with ties to the lower index.
+    expert_ids.copy_(std::get<1>(gpuprim::topk(input, k, 1, /*largest=*/true, /*sorted=*/true)));
+    topk_gating_gates_launch(input.const_data_ptr(), type, tokens, experts, k, expert_ids.const_data_ptr<int64_t>(),
+                             kind, renormalize, gates.mutable_data_ptr<float>(), current_stream());
+  }
+  return {gates, expert_ids};
+}
+
+at::Tensor topk_gating_backward_cuda(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
+                                     const at::Tensor& expert_ids, c10::string_view score, bool renormalize) {
+  topk_gating_backward_check(grad_gates, logits, gates, expert_ids, score);
+  const c10::cuda::CUDAGuard guard(logits.device());
+  const at::Tensor input = logits.contiguous();
+  at::Tensor grad_logits = at::empty(input.sizes(), input.options());
+  if (grad_logits.numel() == 0) return grad_logits;
+  const at::Tensor dg = grad_gates.to(at::kFloat).contiguous(), g = gates.to(at::kFloat).contiguous();
+  const at::Tensor ids = expert_ids.contiguous();
+  topk_gating_backward_launch(dg.const_data_ptr<float>(), input.const_data_ptr(), to_dtype(input.scalar_type()),
+                              g.const_data_ptr<float>(), ids.const_data_ptr<int64_t>(), input.size(0), input.size(1),
+                              gates.size(1), score == "softmax" ? gating::Score::kSoftmax : gating::Score::kSigmoid,
+                              renormalize, grad_logits.mutable_data_ptr(), current_stream());
+  return grad_logits;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
+  m.impl("topk_gating", &topk_gating_cuda);
+  m.impl("topk_gating_backward", &topk_gating_backward_cuda);
+}
+
+}  // namespace gpuprim

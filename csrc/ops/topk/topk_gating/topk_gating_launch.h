@@ -1,0 +1,34 @@
+// ATen-free interface between topk_gating_cuda.cpp (glue) and topk_gating_cuda.cu (kernels).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "prim/util/dtype.h"
+#include "ops/topk/topk_gating/gating_math.h"
+
+namespace gpuprim {
+
+// The fused kernel (one warp per token, logits in registers) takes up to this many experts and k.
+constexpr int64_t kGatingFusedMaxExperts = 512;
+constexpr int64_t kGatingFusedMaxK = 32;
+
+// Fused router step for contiguous logits [tokens, experts] (fp32/fp16/bf16; tokens, k >= 1,
+// experts <= kGatingFusedMaxExperts, k <= kGatingFusedMaxK): gates [tokens, k] fp32 and expert_ids.
+void topk_gating_fused_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k,
+                              gating::Score score, bool renormalize, float* gates, int64_t* expert_ids,
+                              cudaStream_t stream);
+
+// Gates of already chosen expert_ids [tokens, k] (best first), for any experts and k: the same bits
+// as the fused kernel and the CPU kernel.
+void topk_gating_gates_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k,
+                              const int64_t* expert_ids, gating::Score score, bool renormalize, float* gates,
+                              cudaStream_t stream);
+
+// grad_logits [tokens, experts] (logits' dtype) of the gates, one launch (topk_gating_backward_cuda.cu):
+// grad_gates, gates fp32 [tokens, k], expert_ids int64 (distinct in a row), all contiguous.
+void topk_gating_backward_launch(const float* grad_gates, const void* logits, DType type, const float* gates,
+                                 const int64_t* expert_ids, int64_t tokens, int64_t experts, int64_t k,
+                                 gating::Score score, bool renormalize, void* grad_logits, cudaStream_t stream);
+
+}  // namespace gpuprim

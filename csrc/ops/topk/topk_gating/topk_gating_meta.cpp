@@ -1,0 +1,30 @@
+// Shape functions of gpuprim::topk_gating and its backward (SymInt-safe, no data access).
+#include <torch/library.h>
+
+#include "ops/topk/topk_gating/topk_gating.h"
+
+namespace gpuprim {
+namespace {
+
+std::tuple<at::Tensor, at::Tensor> topk_gating_meta(const at::Tensor& logits, int64_t k, c10::string_view score,
+                                                    bool /*renormalize*/) {
+  topk_gating_check(logits, k, score);
+  const std::vector<c10::SymInt> sizes{logits.sym_size(0), c10::SymInt(k)};
+  return {at::empty_symint(sizes, logits.options().dtype(at::kFloat)),
+          at::empty_symint(sizes, logits.options().dtype(at::kLong))};
+}
+
+at::Tensor topk_gating_backward_meta(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
+                                     const at::Tensor& expert_ids, c10::string_view score, bool /*renormalize*/) {
+  topk_gating_backward_check(grad_gates, logits, gates, expert_ids, score);
+  return at::empty_symint(logits.sym_sizes(), logits.options().memory_format(at::MemoryFormat::Contiguous));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
+  m.impl("topk_gating", &topk_gating_meta);
+  m.impl("topk_gating_backward", &topk_gating_backward_meta);
+}
+
+}  // namespace gpuprim
