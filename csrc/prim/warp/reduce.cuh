@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "prim/util/launch.h"
+
 namespace gpuprim {
 namespace warp {
-
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
 
 // The largest value of the lane's group of kWidth lanes (a power of two <= 32).
 template <int kWidth = 32>

@@ -38,12 +38,13 @@
 #include "prim/util/workspace.h"
 #include "prim/device/scan/lookback.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
+#include "prim/warp/match.cuh"
+#include "prim/warp/scan.cuh"
 
 namespace gpuprim {
 namespace onesweep {
 
 constexpr int kDigits = 256;
-constexpr uint32_t kFull = 0xFFFFFFFFu;
 // Look-back status word of (tile, digit): 0 = nothing yet; bit 31 clear, value c + 1 = the tile's
 // own count c of the digit ("partial"); bit 31 set = kInc | (inclusive prefix of the digit over
 // tiles 0..tile), prefix <= n <= 2^31 - 1.
@@ -118,29 +119,6 @@ __device__ __forceinline__ uint32_t lanemask_le() {
   return m;
 }
 
-// Mask of the lanes of the (full) warp whose 8-bit digit equals this lane's: per bit, the ballot of the lanes
-// that have it, complemented under the predicate where this lane does not (one instruction, where
-// `bit ? vote : ~vote` took a complement and a select: 256M uniform 8.12 -> 7.81 ms in an H200 probe).
-__device__ __forceinline__ uint32_t match_digit(uint32_t d) {
-  uint32_t m = kFull;
-#pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    uint32_t same;
-    asm volatile(
-        "{\n"
-        "  .reg .pred has;\n"
-        "  and.b32 %0, %1, %2;\n"
-        "  setp.ne.u32 has, %0, 0;\n"
-        "  vote.sync.ballot.b32 %0, has, 0xffffffff;\n"
-        "  @!has not.b32 %0, %0;\n"
-        "}"
-        : "=r"(same)
-        : "r"(d), "r"(1u << b));
-    m &= same;
-  }
-  return m;
-}
-
 // A lane's I items of its warp's stripe of a tile (item u at warp_base + u * 32 + lane); 0 past tile_items.
 template <int I>
 __device__ __forceinline__ void load_striped(const uint32_t* tile, bool full, int tile_items, int warp_base, int lane,
@@ -207,8 +185,8 @@ __device__ __forceinline__ void hist_add4(uint32_t (*h)[kDigits], uint32_t k0, u
     const bool same = (d0 == d1) & (d0 == d2) & (d0 == d3);
     // Whole warp on one digit (all-equal keys, high digits of sorted keys): one atomic, not 128
     // conflicting ones.
-    const uint32_t lane0 = __shfl_sync(kFull, d0, 0);  // every lane: not inside a short-circuit &&
-    const bool uniform = __all_sync(kFull, same && d0 == lane0);
+    const uint32_t lane0 = __shfl_sync(kFullMask, d0, 0);  // every lane: not inside a short-circuit &&
+    const bool uniform = __all_sync(kFullMask, same && d0 == lane0);
     if (uniform) {
       if (lane == 0) atomicAdd(&h[b][d0], 128u);
     } else if (same) {
@@ -285,7 +263,7 @@ __global__ void __launch_bounds__(kHistThreads)
 #pragma unroll
   for (int p = 0; p < 4; ++p) {
     cnt[p] = ld_relaxed(hist + p * kDigits + tid);  // from L2 (not a stale L1 line)
-    incl[p] = lookback::warp_inclusive_scan(cnt[p]);
+    incl[p] = warp::inclusive_scan(cnt[p]);
     if (lane == 31) warp_sums[p][warp] = incl[p];
   }
   __syncthreads();
@@ -367,7 +345,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     }
     count = run;
     st_relaxed(status + size_t(tile) * kDigits + tid, tile == 0 ? (kInc | count) : (count + 1));
-    const uint32_t incl = lookback::warp_inclusive_scan(count);
+    const uint32_t incl = warp::inclusive_scan(count);
     if (lane == 31) s_misc[warp] = incl;
     tile_excl = incl - count;
   }
@@ -412,11 +390,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
 #pragma unroll
   for (int u = 0; u < I; ++u) {
     const uint32_t d = digit(keys[u]);
-    const uint32_t peers = match_digit(d);
+    const uint32_t peers = warp::match_bits<8>(d);
     const int leader = 31 - __clz(peers);
     uint32_t old = 0;
     if (lane == leader) old = atomicAdd(&s_hist[warp * kDigits + d], uint32_t(__popc(peers)));
-    old = __shfl_sync(kFull, old, leader);
+    old = __shfl_sync(kFullMask, old, leader);
     ranks[u] = old + __popc(peers & le) - 1;
   }
 

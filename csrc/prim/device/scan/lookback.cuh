@@ -34,6 +34,7 @@
 
 #include "prim/util/cuda_check.h"
 #include "prim/util/workspace.h"
+#include "prim/warp/scan.cuh"
 
 namespace gpuprim {
 namespace lookback {
@@ -134,19 +135,6 @@ State<Value> allocate_state(int64_t rows, int64_t tiles_per_row, Workspace& work
 
 constexpr unsigned kDelayMinBlocks = 500;
 
-// Inclusive scan over the warp's lanes in a fixed order (Hillis-Steele): lane q's result depends only
-// on lanes 0..q.
-template <typename Value>
-__device__ __forceinline__ Value warp_inclusive_scan(Value v) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const Value up = __shfl_up_sync(0xffffffffu, v, offset);
-    if (lane >= offset) v = v + up;
-  }
-  return v;
-}
-
 // Publishes tile `tile`'s aggregate and returns its exclusive prefix (Value(0) for tile 0) to every
 // lane of the calling warp (whole and converged). `tiles` and `groups` point at the statuses of the
 // row's tile 0 and group 0 (ceil(tiles / kGroupTiles) of them); `window` is 32 * kSlots values of
@@ -167,7 +155,7 @@ __device__ __forceinline__ Value tile_exclusive_prefix(TileStatus<Value>* tiles,
     if (lane < position) status = tiles[tile - position + lane].read(value);
     if (!__any_sync(0xffffffffu, status == kInvalid)) break;
   }
-  const Value inclusive = warp_inclusive_scan(value);
+  const Value inclusive = warp::inclusive_scan(value);
   const Value before_in_group = __shfl_sync(0xffffffffu, inclusive, position == 0 ? 0 : position - 1);
   const Value group_sum = __shfl_sync(0xffffffffu, inclusive, kGroupTiles - 1);  // used by the last tile only
   const bool last_of_group = position == kGroupTiles - 1;
