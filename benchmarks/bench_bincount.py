@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 
 OP = "bincount"
@@ -65,7 +65,8 @@ def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> Lis
         dict(case=f"allsame_256bins_{size}", measure=lambda case: _measure_counts(case, n, 256, True, cub_bin)),
         dict(case=f"uniform_8bins_{size}", measure=lambda case: _measure_counts(case, n, 8, False, cub_bin)),
         dict(case=f"uniform_4096bins_{size}", measure=lambda case: _measure_counts(case, n, 4096, False, cub_bin)),
-        dict(case=f"weighted_f32_256bins_{size}", measure=lambda case: _measure_weighted(case, n, 256, deterministic=False)),
+        dict(case=f"weighted_f32_256bins_{size}",
+             measure=lambda case: _measure_weighted(case, n, 256, deterministic=False)),
         dict(case=f"weighted_f32_256bins_{size}_deterministic",
              measure=lambda case: _measure_weighted(case, n, 256, deterministic=True)),
     ]

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 
 OP = "compact"

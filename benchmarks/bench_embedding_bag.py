@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional
 
-import gpuprim
 import torch
 import torch.nn.functional as F
 
+import gpuprim
 import timing
 
 OP = "embedding_bag"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional
 
-import gpuprim
 import torch
 
 import timing

@@ -4,15 +4,16 @@ python3 benchmarks/bench_masked_select.py --out DIR [--quick]
 
 Bytes per call = x read + mask read + kept elements written (the minimum). gpuprim runs compact's one-pass
 kernel without a fill into a scratch buffer, syncs on its count and copies the kept prefix out (2 * 4 B per
-kept fp32 element more than the minimum); torch.masked_select also syncs to size its output. Every case first checks the result against torch.masked_select.
+kept fp32 element more than the minimum); torch.masked_select also syncs to size its output. Every case first
+checks the result against torch.masked_select.
 """
 from __future__ import annotations
 
 from typing import List, Optional
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 
 OP = "masked_select"

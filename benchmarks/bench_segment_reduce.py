@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 
 OP = "segment_reduce"

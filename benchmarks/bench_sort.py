@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 
 OP = "sort"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 
 OP = "sort_pairs"

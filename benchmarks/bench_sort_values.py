@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 from bench_sort import sort_input
 

@@ -86,10 +86,12 @@ def summary_lines(ops: List[str], results: Dict[str, dict], errors: Dict[str, st
     if meta:
         lines += [f"GPU: {meta.get('gpu')}, torch {meta.get('torch')} (CUDA {meta.get('cuda')}), "
                   f"device copy {meta.get('copy_gbps', 0):.0f} GB/s (read + write), {meta.get('date')}"
-                  + (f", commit {meta['git_commit'][:10]}{meta['git_commit'][40:]}" if meta.get("git_commit") else "") + ".", ""]
+                  + (f", commit {meta['git_commit'][:10]}{meta['git_commit'][40:]}" if meta.get("git_commit") else "")
+                  + ".", ""]
     lines += [
         "Times are medians of 25 calls with L2 flushed between calls. Ratios = anchor ms / gpuprim ms "
-        "(> 1: gpuprim faster). GB/s and % copy are gpuprim's; bytes = minimum read + write (see benchmarks/README.md).",
+        "(> 1: gpuprim faster). GB/s and % copy are gpuprim's; bytes = minimum read + write "
+        "(see benchmarks/README.md).",
         "",
         "| op | case | gpuprim ms | anchors ms | ratios | GB/s | % copy |",
         "|---|---|---:|---|---|---:|---:|",

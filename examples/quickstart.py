@@ -40,7 +40,8 @@ def cases(device: str):
     yield ("cumsum rows, exclusive", lambda: gpuprim.cumsum(rows, 1, exclusive=True),
            lambda: torch.cumsum(rows, 1) - rows, "close")
     yield ("cumsum int32", lambda: gpuprim.cumsum(bins.int()), lambda: torch.cumsum(bins.int(), 0), "equal")
-    yield ("bincount 256 bins", lambda: gpuprim.bincount(bins, 256), lambda: torch.bincount(bins, minlength=256), "equal")
+    yield ("bincount 256 bins", lambda: gpuprim.bincount(bins, 256), lambda: torch.bincount(bins, minlength=256),
+           "equal")
     yield ("bincount weighted", lambda: gpuprim.bincount(bins, 256, weights),
            lambda: torch.bincount(bins, weights, minlength=256), "close")
     yield ("histogram 64 bins", lambda: gpuprim.histogram(values, 64, -3.0, 3.0).double(),

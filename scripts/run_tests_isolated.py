@@ -30,8 +30,8 @@ CRASH_SITE = re.compile(r'File "[^"]*/tests/(test_\w+\.py)", line \d+ in (test_\
 
 def run_pytest(args: list[str], log: Path, timeout: int) -> tuple[str, str]:
     try:
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:logging", *args],
-                              cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:logging", *args]
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
         output, status = proc.stdout + proc.stderr, ("ok" if proc.returncode in (0, 1, 5) else f"rc={proc.returncode}")
     except subprocess.TimeoutExpired as e:
         raw = e.stdout or b""

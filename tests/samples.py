@@ -64,7 +64,8 @@ def value_samples(device: str, dtype: torch.dtype) -> List[Sample]:
     ]
     if floating:
         special = rand(64)
-        special[3], special[10], special[11], special[20], special[30] = float("nan"), float("inf"), float("-inf"), -0.0, 0.0
+        special[3], special[10], special[11] = float("nan"), float("inf"), float("-inf")
+        special[20], special[30] = -0.0, 0.0
         samples.append(Sample("nan_inf_negzero", special))
         samples.append(Sample("all_negzero", torch.full((100,), -0.0, dtype=dtype)))
     return [Sample(s.name, s.x.to(device)) for s in samples]

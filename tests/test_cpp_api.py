@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+HAS_BUILD_TREE = (ROOT / "build" / "cmake" / "CMakeCache.txt").exists() or "GPUPRIM_BUILD_DIR" in os.environ
 
 
-@pytest.mark.skipif(not (ROOT / "build" / "cmake" / "CMakeCache.txt").exists() and "GPUPRIM_BUILD_DIR" not in os.environ,
-                    reason="needs the CMake build tree of `pip install -e .` / `make build`")
+@pytest.mark.skipif(not HAS_BUILD_TREE, reason="needs the CMake build tree of `pip install -e .` / `make build`")
 def test_cpp_example_builds_links_and_runs(tmp_path):
     env = dict(os.environ, GPUPRIM_CPP_EXAMPLE_DIR=str(tmp_path))
     result = subprocess.run(["bash", str(ROOT / "examples" / "cpp" / "build_and_run.sh"), sys.executable],

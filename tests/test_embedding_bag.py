@@ -7,7 +7,13 @@ import torch
 import torch.nn.functional as F
 
 import gpuprim
-from op_checks import assert_bitwise_equal, assert_deterministic, check_compiles, check_no_sync_and_graph_capture, run_opcheck
+from op_checks import (
+    assert_bitwise_equal,
+    assert_deterministic,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    run_opcheck,
+)
 from samples import INDEX_DTYPES
 
 MODES = ("sum", "mean", "max")

@@ -4,8 +4,13 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
-                       check_no_sync_and_graph_capture, run_opcheck)
+from op_checks import (
+    assert_deterministic,
+    check_compiled_backward,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    run_opcheck,
+)
 from samples import FLOAT_DTYPES, INDEX_DTYPES, INT_DTYPES
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES

@@ -2,11 +2,11 @@
 gpuprim.masked_select (masked_select.py) is the exact-size form, which syncs."""
 from __future__ import annotations
 
-from numbers import Number
 from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
+from torch.types import Number
 
 
 def compact(x: Tensor, mask: Tensor, *, fill_value: Optional[Number] = 0) -> Tuple[Tensor, Tensor]:

@@ -1,7 +1,7 @@
 """gpuprim.nn: drop-in modules backed by gpuprim ops."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 from torch import Tensor
@@ -20,7 +20,7 @@ class EmbeddingBag(torch.nn.EmbeddingBag):
     ``max_norm`` and ``scale_grad_by_freq`` are not supported (NotImplementedError at construction).
     """
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self.max_norm is not None:
             raise NotImplementedError("gpuprim.nn.EmbeddingBag: max_norm is not supported")

@@ -1,7 +1,7 @@
 """gpuprim.sum and gpuprim.mean: reproducible (order-independent) floating-point reductions."""
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import List, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -9,7 +9,7 @@ from torch import Tensor
 Dims = Optional[Union[int, Sequence[int]]]
 
 
-def _dims(dim: Dims):
+def _dims(dim: Dims) -> Optional[List[int]]:
     return [dim] if isinstance(dim, int) else (None if dim is None else list(dim))
 
 
