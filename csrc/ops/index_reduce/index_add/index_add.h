@@ -23,7 +23,7 @@ bool index_reduce_dtype_ok(at::ScalarType type);
 // reduction of src (contiguous [outer, items, inner]) rows by index (int32/int64 [items], every value already
 // checked to lie in [0, rows)), in item order, finalized as prim/index_reduce_common.h says.
 void index_reduce_cpu_kernel(const at::Tensor& index, const at::Tensor& src, const IndexReduceShape& shape,
-                             IndexReduce reduce, bool include_self, const c10::Scalar& alpha, at::Tensor& out);
+                             Reduce reduce, bool include_self, const c10::Scalar& alpha, at::Tensor& out);
 
 // IndexError (gpuprim.<op>: index must be in [0, rows), got <value>) if a value of index is out of range.
 // Reads the data: on CUDA tensors it syncs (used there only in validate mode).

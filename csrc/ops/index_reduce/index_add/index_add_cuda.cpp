@@ -19,7 +19,7 @@ void index_add_cuda_into(at::Tensor& out, int64_t d, const at::Tensor& index, co
   const bool integral = at::isIntegralType(out.scalar_type(), /*includeBool=*/false);
   TorchWorkspace workspace(out.device());
   index_reduce_cuda_launch(idx.const_data_ptr(), to_dtype(idx.scalar_type()), src.const_data_ptr(),
-                           to_dtype(src.scalar_type()), shape, IndexReduce::kSum, /*include_self=*/true,
+                           to_dtype(src.scalar_type()), shape, Reduce::kSum, /*include_self=*/true,
                            integral ? 1.0 : alpha.toDouble(), integral ? alpha.toLong() : 1,
                            resolve_deterministic(deterministic), out.mutable_data_ptr(), workspace, current_stream());
 }

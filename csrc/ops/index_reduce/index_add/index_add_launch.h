@@ -1,5 +1,5 @@
 // ATen-free interface between the CUDA glue of index_add / scatter_reduce (*_cuda.cpp) and the kernels in
-// index_add_cuda.cu (built on prim/index_reduce.cuh). scatter_reduce's glue calls it too, so the two op
+// index_add_cuda.cu (built on prim/device/segmented_reduce/reduce_by_key.cuh). scatter_reduce's glue calls it too, so the two op
 // folders are built together (GPUPRIM_OPS=index_add,scatter_reduce).
 #pragma once
 #include <cstdint>
@@ -22,12 +22,12 @@ struct IndexReduceShape {
 };
 
 // out[o, r, :] = finalize(reduce, include_self, out[o, r, :], reduce of src[o, i, :] over {i : index[i] == r},
-// count, alpha) for every row r that receives at least one item (see prim/index_reduce_common.h); the other
+// count, alpha) for every row r that receives at least one item (see prim/device/segmented_reduce/reducers.h); the other
 // rows keep their value. alpha scales kSum (alpha_int for integer dtypes, alpha_float otherwise).
 // deterministic: sort + segmented reduce, bitwise identical run to run; otherwise kSum on fp32/fp64/int32/int64
 // uses atomics (fast, order-dependent for floats); every other case always takes the deterministic path.
 void index_reduce_cuda_launch(const void* index, DType index_type, const void* src, DType type,
-                              IndexReduceShape shape, IndexReduce reduce, bool include_self, double alpha_float,
+                              IndexReduceShape shape, Reduce reduce, bool include_self, double alpha_float,
                               int64_t alpha_int, bool deterministic, void* out, Workspace& workspace,
                               cudaStream_t stream);
 

@@ -12,7 +12,7 @@ namespace gpuprim {
 
 struct ScatterReduceArgs {
   int64_t dim;  // wrapped into [0, max(input.dim(), 1))
-  IndexReduce reduce;
+  Reduce reduce;
 };
 
 // Checks everything that can be checked without reading data (SymInt-safe: also used by the Meta kernel).

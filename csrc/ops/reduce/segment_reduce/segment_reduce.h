@@ -9,7 +9,7 @@ namespace gpuprim {
 
 struct SegmentReduceArgs {
   int64_t dim;  // wrapped into [0, src.dim())
-  SegmentReduce reduce;
+  Reduce reduce;
 };
 
 // Checks everything that can be checked without reading data (SymInt-safe: also used by the Meta kernels).

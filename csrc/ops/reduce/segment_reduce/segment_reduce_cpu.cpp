@@ -3,8 +3,6 @@
 #include <torch/library.h>
 
 #include <cmath>
-#include <limits>
-#include <string>
 #include <vector>
 
 #include "common/torch_utils.h"
@@ -14,100 +12,22 @@ namespace gpuprim {
 
 namespace {
 
-SegmentReduce parse_reduce(c10::string_view reduce) {
-  if (reduce == "sum") return SegmentReduce::kSum;
-  if (reduce == "mean") return SegmentReduce::kMean;
-  if (reduce == "max") return SegmentReduce::kMax;
-  if (reduce == "min") return SegmentReduce::kMin;
-  GPUPRIM_CHECK_ARG(false, "segment_reduce", "reduce", "one of 'sum', 'mean', 'max', 'min'",
-                    "'" + std::string(reduce) + "'");
-  return SegmentReduce::kSum;  // unreachable
-}
-
-}  // namespace
-
-SegmentReduceArgs segment_reduce_check(const at::Tensor& src, const at::Tensor& offsets, c10::string_view reduce,
-                                       int64_t dim) {
-  const SegmentReduce op = parse_reduce(reduce);
-  const auto type = src.scalar_type();
-  GPUPRIM_CHECK_DTYPE(type == at::kHalf || type == at::kBFloat16 || type == at::kFloat || type == at::kDouble,
-                      "segment_reduce", "src", "a float16, bfloat16, float32 or float64 tensor", type);
-  GPUPRIM_CHECK_ARG(src.dim() >= 1, "segment_reduce", "src", "at least 1-D", "a 0-d tensor");
-  check_same_device("segment_reduce", src, "offsets", offsets);
-  GPUPRIM_CHECK_ARG(offsets.dim() == 1, "segment_reduce", "offsets", "1-D",
-                    std::to_string(offsets.dim()) + "-D tensor");
-  GPUPRIM_CHECK_DTYPE(offsets.scalar_type() == at::kInt || offsets.scalar_type() == at::kLong, "segment_reduce",
-                      "offsets", "an int32 or int64 tensor", offsets.scalar_type());
-  GPUPRIM_CHECK_ARG(offsets.sym_size(0) >= 1, "segment_reduce", "offsets",
-                    "of length num_segments + 1 >= 1", offsets.sym_size(0));
-  return {wrap_dim("segment_reduce", "dim", dim, src.dim()), op};
-}
-
-SegmentReduceArgs segment_reduce_backward_check(const at::Tensor& grad, const at::Tensor& src,
-                                                const at::Tensor& offsets, const at::Tensor& out,
-                                                c10::string_view reduce, int64_t dim) {
-  const SegmentReduceArgs args = segment_reduce_check(src, offsets, reduce, dim);
-  const auto sizes = segment_reduce_out_sizes(src, offsets, args.dim);
-  for (const auto& [name, t] : {std::pair<const char*, const at::Tensor&>{"grad", grad}, {"out", out}}) {
-    check_same_device("segment_reduce_backward", src, name, t);
-    GPUPRIM_CHECK_ARG(t.sym_sizes().equals(sizes), "segment_reduce_backward", name,
-                      c10::str("of the forward output's shape ", c10::SymIntArrayRef(sizes)), t.sym_sizes());
-    GPUPRIM_CHECK_DTYPE(t.scalar_type() == src.scalar_type(), "segment_reduce_backward", name,
-                        c10::str("of src's dtype ", src.scalar_type()), t.scalar_type());
-  }
-  return args;
-}
-
-std::vector<c10::SymInt> segment_reduce_out_sizes(const at::Tensor& src, const at::Tensor& offsets, int64_t dim) {
-  std::vector<c10::SymInt> sizes(src.sym_sizes().begin(), src.sym_sizes().end());
-  sizes[dim] = offsets.sym_size(0) - 1;
-  return sizes;
-}
-
-SegmentShape segment_shape(const at::Tensor& src, const at::Tensor& offsets, int64_t dim) {
-  const int64_t rows = src.size(dim);
-  const int64_t inner = c10::multiply_integers(src.sizes().slice(dim + 1));
-  const int64_t outer = c10::multiply_integers(src.sizes().slice(0, dim));
-  return {outer, rows, inner, offsets.size(0) - 1};
-}
-
-namespace {
-
-template <typename Acc>
-Acc identity(SegmentReduce reduce) {
-  if (reduce == SegmentReduce::kMax) return -std::numeric_limits<Acc>::infinity();
-  if (reduce == SegmentReduce::kMin) return std::numeric_limits<Acc>::infinity();
-  return Acc(0);
-}
-
-// max/min propagate NaN (as torch.amax): once the running value is NaN it stays NaN.
-template <typename Acc>
-Acc combine(SegmentReduce reduce, Acc a, Acc b) {
-  switch (reduce) {
-    case SegmentReduce::kMax: return (a != a || a > b) ? a : b;
-    case SegmentReduce::kMin: return (a != a || a < b) ? a : b;
-    default: return a + b;
-  }
-}
-
 template <typename T, typename Acc>
-void reduce_cpu(const T* src, const int64_t* offsets, T* out, SegmentShape shape, SegmentReduce reduce) {
+void reduce_cpu(const T* src, const int64_t* offsets, T* out, SegmentShape shape, Reduce reduce) {
   at::parallel_for(0, shape.outer * shape.segments, 1, [&](int64_t begin, int64_t end) {
     std::vector<Acc> acc(shape.inner);
     for (int64_t os = begin; os < end; ++os) {
       const int64_t o = os / shape.segments, s = os % shape.segments;
       int64_t lo, hi;
       segment_bounds(offsets, s, shape.rows, lo, hi);
-      std::fill(acc.begin(), acc.end(), identity<Acc>(reduce));
+      std::fill(acc.begin(), acc.end(), reducers::identity<Acc>(reduce));
       for (int64_t r = lo; r < hi; ++r) {
         const T* row = src + (o * shape.rows + r) * shape.inner;
-        for (int64_t c = 0; c < shape.inner; ++c) acc[c] = combine(reduce, acc[c], static_cast<Acc>(row[c]));
+        for (int64_t c = 0; c < shape.inner; ++c) acc[c] = reducers::combine(reduce, acc[c], static_cast<Acc>(row[c]));
       }
       T* out_row = out + os * shape.inner;
       for (int64_t c = 0; c < shape.inner; ++c) {
-        Acc value = hi == lo ? Acc(0) : acc[c];  // empty segments give 0 for every reduction
-        if (reduce == SegmentReduce::kMean && hi > lo) value = value / static_cast<Acc>(hi - lo);
-        out_row[c] = static_cast<T>(value);
+        out_row[c] = static_cast<T>(reducers::segment_value(reduce == Reduce::kMean, acc[c], hi - lo));
       }
     }
   });
@@ -115,8 +35,8 @@ void reduce_cpu(const T* src, const int64_t* offsets, T* out, SegmentShape shape
 
 template <typename T, typename Acc>
 void backward_cpu(const T* grad, const T* src, const T* out, const int64_t* offsets, SegmentShape shape,
-                  SegmentReduce reduce, T* grad_src) {
-  if (reduce == SegmentReduce::kSum || reduce == SegmentReduce::kMean) {
+                  Reduce reduce, T* grad_src) {
+  if (reduce == Reduce::kSum || reduce == Reduce::kMean) {
     // Each row takes its segment's gradient (divided by the count for mean); rows in no segment get 0.
     at::parallel_for(0, shape.outer * shape.rows, 1, [&](int64_t begin, int64_t end) {
       for (int64_t orow = begin; orow < end; ++orow) {
@@ -132,7 +52,7 @@ void backward_cpu(const T* grad, const T* src, const T* out, const int64_t* offs
         const T* from = grad + (o * shape.segments + s) * shape.inner;
         for (int64_t c = 0; c < shape.inner; ++c) {
           const Acc value = static_cast<Acc>(from[c]);
-          g[c] = static_cast<T>(reduce == SegmentReduce::kMean ? value / static_cast<Acc>(hi - lo) : value);
+          g[c] = static_cast<T>(reduce == Reduce::kMean ? value / static_cast<Acc>(hi - lo) : value);
         }
       }
     });

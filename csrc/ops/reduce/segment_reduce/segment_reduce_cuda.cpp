@@ -31,7 +31,7 @@ at::Tensor segment_reduce_backward_cuda(const at::Tensor& grad, const at::Tensor
   const SegmentReduceArgs args = segment_reduce_backward_check(grad, src, offsets, out, reduce, dim);
   const c10::cuda::CUDAGuard guard(src.device());
   const at::Tensor input = src.contiguous();
-  const bool extreme = args.reduce == SegmentReduce::kMax || args.reduce == SegmentReduce::kMin;
+  const bool extreme = args.reduce == Reduce::kMax || args.reduce == Reduce::kMin;
   // max/min scatter into a zeroed gradient; sum/mean write every element.
   at::Tensor grad_src = extreme ? at::zeros(input.sizes(), input.options()) : at::empty(input.sizes(), input.options());
   if (grad_src.numel() == 0) return grad_src;

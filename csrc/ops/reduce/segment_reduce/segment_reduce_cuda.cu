@@ -1,16 +1,18 @@
-// Launchers of gpuprim::segment_reduce (prim/segmented_reduce.cuh) and its backward kernels.
+// Launchers of gpuprim::segment_reduce (prim's CSR segmented reduction) and its backward kernels.
 #include <algorithm>
 #include <cstdint>
 
-#include "prim/util/device_info.h"
-#include "prim/util/launch.h"
 #include "ops/reduce/segment_reduce/segment_reduce_launch.h"
-#include "prim/device/segmented_reduce/segmented_reduce.cuh"
+#include "prim/device/segmented_reduce/csr_reduce.cuh"
+#include "prim/util/dispatch.h"
 
 namespace gpuprim {
 namespace {
 
 using namespace segmented;
+constexpr int kThreads = kCsrThreads;
+
+CsrShape csr(const SegmentShape& s) { return {s.outer, s.rows, s.inner, s.segments}; }
 
 constexpr long long kNoRow = 0x7f7f7f7f7f7f7f7fLL;  // what cudaMemset(0x7f) leaves: larger than any row
 
@@ -22,79 +24,6 @@ int vector_width(int64_t inner, int64_t element_size, const void* a, const void*
   return fits ? widest : 1;
 }
 
-// Block layout for rows of `inner` columns. With short segments (mean_rows: rows per segment on average) the
-// block keeps only the row threads that have rows to fold (at least a warp in all): many small blocks then
-// run side by side instead of 256-thread blocks whose tree mostly folds identities. The layout depends only
-// on the shape, so results stay reproducible.
-Tiling make_tiling(int64_t inner, int vec, int64_t mean_rows = int64_t(1) << 62) {
-  const int64_t column_vectors = (inner + vec - 1) / vec;
-  int col_threads = 1;
-  while (col_threads < column_vectors && col_threads < kThreads) col_threads *= 2;
-  int row_threads = kThreads / col_threads;
-  const int min_row_threads = std::max(1, 32 / col_threads);
-  while (row_threads > min_row_threads && int64_t(row_threads) * 4 > mean_rows) row_threads /= 2;
-  return {vec, col_threads, row_threads, (column_vectors + col_threads - 1) / col_threads};
-}
-
-Plan make_plan(const SegmentShape& shape, const Tiling& tiling) {
-  const int64_t tile_columns = std::min<int64_t>(shape.inner, int64_t(tiling.col_threads) * tiling.vec);
-  const int64_t by_work = (kMinChunkElements + tile_columns - 1) / tile_columns;
-  const int64_t by_parallelism = (shape.rows + kTargetChunks - 1) / kTargetChunks;
-  const int64_t chunk_rows = std::max<int64_t>({by_work, by_parallelism, 1});
-  const int64_t full_chunks = shape.rows / chunk_rows;
-  return {shape.outer, shape.rows, shape.inner, shape.segments, chunk_rows, shape.segments + full_chunks,
-          2 * full_chunks};
-}
-
-struct ChunkIndex {
-  const ChunkCounts* prefix;     // inclusive scan of per-segment counts, [segments]
-  const int64_t* chunk_segment;  // [chunk_bound]
-};
-
-// The three small pre-passes: chunk counts per segment, their scan (CUB, integers: exact), chunk -> segment.
-ChunkIndex index_chunks(const int64_t* offsets, const Plan& plan, Workspace& workspace, cudaStream_t stream) {
-  auto* counts = static_cast<ChunkCounts*>(workspace.allocate(sizeof(ChunkCounts) * plan.segments));
-  auto* prefix = static_cast<ChunkCounts*>(workspace.allocate(sizeof(ChunkCounts) * plan.segments));
-  count_chunks_kernel<<<grid_for(plan.segments, kThreads), kThreads, 0, stream>>>(offsets, plan, counts);
-  GPUPRIM_LAUNCH_CHECK();
-  size_t temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, temp_bytes, counts, prefix, ChunkCountsPlus(),
-                                                    plan.segments, stream));
-  void* temp = workspace.allocate(std::max<size_t>(temp_bytes, 1));
-  GPUPRIM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, counts, prefix, ChunkCountsPlus(),
-                                                    plan.segments, stream));
-  auto* chunk_segment = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * plan.chunk_bound));
-  chunk_map_kernel<<<grid_for(plan.chunk_bound, kThreads), kThreads, 0, stream>>>(prefix, plan, chunk_segment);
-  GPUPRIM_LAUNCH_CHECK();
-  return {prefix, chunk_segment};
-}
-
-template <typename T, typename Op, int Vec, int AccVec>
-void reduce(const T* src, const int64_t* offsets, const SegmentShape& shape, bool mean, T* out, Workspace& workspace,
-            cudaStream_t stream) {
-  using Acc = typename AccOf<T>::type;
-  const Tiling tiling = make_tiling(shape.inner, Vec, shape.rows / shape.segments);
-  const int threads = tiling.col_threads * tiling.row_threads;
-  const Plan plan = make_plan(shape, tiling);
-  const ChunkIndex index = index_chunks(offsets, plan, workspace, stream);
-  Acc* partials = nullptr;
-  if (plan.partial_bound > 0) {
-    partials = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * plan.outer * plan.partial_bound * plan.inner));
-  }
-  auto chunk = chunk_kernel<T, Acc, T, Op, Vec>;
-  const int64_t work = plan.outer * plan.chunk_bound * tiling.col_tiles;
-  chunk<<<grid_for(work, 1, resident_blocks(chunk, threads)), threads, 0, stream>>>(
-      src, offsets, index.prefix, index.chunk_segment, plan, tiling, mean, out, partials);
-  GPUPRIM_LAUNCH_CHECK();
-  if (plan.partial_bound == 0) return;  // no segment can be longer than one chunk
-  const Tiling combine_tiling = make_tiling(shape.inner, AccVec);
-  auto combine = combine_kernel<Acc, T, Op, AccVec>;
-  const int64_t groups = plan.outer * ((plan.segments + kThreads - 1) / kThreads);
-  combine<<<grid_for(groups, 1, resident_blocks(combine, kThreads)), kThreads, 0, stream>>>(
-      partials, offsets, index.prefix, plan, combine_tiling, mean, out);
-  GPUPRIM_LAUNCH_CHECK();
-}
-
 template <typename T, typename Op>
 void reduce_dispatch_vec(const T* src, const int64_t* offsets, const SegmentShape& shape, bool mean, T* out,
                          Workspace& workspace, cudaStream_t stream) {
@@ -102,9 +31,9 @@ void reduce_dispatch_vec(const T* src, const int64_t* offsets, const SegmentShap
   constexpr int kVec = 16 / sizeof(T), kAccVec = 16 / sizeof(Acc);
   // Partials come from the workspace (256-byte aligned): only the row length decides their width.
   if (vector_width(shape.inner, sizeof(T), src) == kVec && shape.inner % kAccVec == 0) {
-    reduce<T, Op, kVec, kAccVec>(src, offsets, shape, mean, out, workspace, stream);
+    csr_reduce<T, Op, kVec, kAccVec>(src, offsets, csr(shape), mean, out, workspace, stream);
   } else {
-    reduce<T, Op, 1, 1>(src, offsets, shape, mean, out, workspace, stream);
+    csr_reduce<T, Op, 1, 1>(src, offsets, csr(shape), mean, out, workspace, stream);
   }
 }
 
@@ -152,31 +81,20 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(const T* __restrict__ 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) first_match_kernel(const T* __restrict__ src, const T* __restrict__ out,
                                                                const int64_t* __restrict__ offsets,
-                                                               const ChunkCounts* __restrict__ prefix,
+                                                               const CsrPlan* __restrict__ prefix,
                                                                const int64_t* __restrict__ chunk_segment, Plan plan,
                                                                Tiling tiling, long long* __restrict__ first_row) {
   using Acc = typename AccOf<T>::type;
   __shared__ long long shared[kThreads];
   const int ct = threadIdx.x % tiling.col_threads, rt = threadIdx.x / tiling.col_threads;
-  const int64_t total_chunks = prefix[plan.segments - 1].chunks;
-  const int64_t work = plan.outer * plan.chunk_bound * tiling.col_tiles;
-  for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
-    const int64_t tile = w % tiling.col_tiles;
-    const int64_t c = (w / tiling.col_tiles) % plan.chunk_bound;
-    const int64_t o = w / tiling.col_tiles / plan.chunk_bound;
-    if (c >= total_chunks) continue;  // block-uniform
-    const int64_t s = chunk_segment[c];
-    int64_t lo, hi;
-    segment_bounds(offsets, s, plan.rows, lo, hi);
-    const int64_t k = c - (s > 0 ? prefix[s - 1].chunks : 0);
-    const int64_t begin = lo + k * plan.chunk_rows;
-    const int64_t end = hi < begin + plan.chunk_rows ? hi : begin + plan.chunk_rows;
+  for_each_chunk(offsets, prefix, chunk_segment, plan, tiling, [&](int64_t o, int64_t tile, const ChunkRange& chunk) {
+    const int64_t s = chunk.segment;
     const int64_t column = tile * tiling.col_threads + ct;
     long long found = kNoRow;
     if (column < plan.inner) {
       const Acc target = convert<Acc>(out[(o * plan.segments + s) * plan.inner + column]);
       const T* base = src + o * plan.rows * plan.inner + column;
-      for (int64_t r = begin + rt; r < end; r += tiling.row_threads) {
+      for (int64_t r = chunk.begin + rt; r < chunk.end; r += tiling.row_threads) {
         const Acc v = convert<Acc>(base[r * plan.inner]);
         if (v == target || (v != v && target != target)) {
           found = r;
@@ -194,7 +112,7 @@ __global__ void __launch_bounds__(kThreads) first_match_kernel(const T* __restri
       atomicMin(first_row + (o * plan.segments + s) * plan.inner + column, shared[threadIdx.x]);
     }
     __syncthreads();  // shared is rewritten by the next work item
-  }
+  });
 }
 
 template <typename T>
@@ -212,9 +130,9 @@ __global__ void __launch_bounds__(kThreads) scatter_kernel(const T* __restrict__
 
 template <typename T>
 void backward(const T* grad, const T* src, const T* out, const int64_t* offsets, const SegmentShape& shape,
-              SegmentReduce reduce, T* grad_src, Workspace& workspace, cudaStream_t stream) {
-  if (reduce == SegmentReduce::kSum || reduce == SegmentReduce::kMean) {
-    const bool mean = reduce == SegmentReduce::kMean;
+              Reduce reduce, T* grad_src, Workspace& workspace, cudaStream_t stream) {
+  if (reduce == Reduce::kSum || reduce == Reduce::kMean) {
+    const bool mean = reduce == Reduce::kMean;
     constexpr int kVec = 16 / sizeof(T);
     const int vec = vector_width(shape.inner, sizeof(T), grad, grad_src);
     const Tiling tiling = make_tiling(shape.inner, vec);
@@ -233,7 +151,7 @@ void backward(const T* grad, const T* src, const T* out, const int64_t* offsets,
   }
   if (shape.segments == 0) return;
   const Tiling tiling = make_tiling(shape.inner, 1);
-  const Plan plan = make_plan(shape, tiling);
+  const Plan plan = make_plan(csr(shape), tiling);
   const ChunkIndex index = index_chunks(offsets, plan, workspace, stream);
   const int64_t outputs = shape.outer * shape.segments * shape.inner;
   auto* first_row = static_cast<long long*>(workspace.allocate(sizeof(long long) * outputs));
@@ -241,7 +159,7 @@ void backward(const T* grad, const T* src, const T* out, const int64_t* offsets,
   auto kernel = first_match_kernel<T>;
   const int64_t work = plan.outer * plan.chunk_bound * tiling.col_tiles;
   kernel<<<grid_for(work, 1, resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
-      src, out, offsets, index.prefix, index.chunk_segment, plan, tiling, first_row);
+      src, out, offsets, index.scanned, index.chunk_segment, plan, tiling, first_row);
   GPUPRIM_LAUNCH_CHECK();
   scatter_kernel<T><<<grid_for(outputs, kThreads), kThreads, 0, stream>>>(grad, first_row, shape, grad_src);
   GPUPRIM_LAUNCH_CHECK();
@@ -250,31 +168,27 @@ void backward(const T* grad, const T* src, const T* out, const int64_t* offsets,
 }  // namespace
 
 void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offsets, SegmentShape shape,
-                                SegmentReduce reduce, void* out, Workspace& workspace, cudaStream_t stream) {
+                                Reduce reduce, void* out, Workspace& workspace, cudaStream_t stream) {
   if (shape.outer == 0 || shape.inner == 0 || shape.segments == 0) return;
   auto run = [&](auto tag) {
     using T = decltype(tag);
     const T* in = static_cast<const T*>(src);
     T* result = static_cast<T*>(out);
-    const bool mean = reduce == SegmentReduce::kMean;
+    const bool mean = reduce == Reduce::kMean;
     switch (reduce) {
-      case SegmentReduce::kSum:
-      case SegmentReduce::kMean: return reduce_dispatch_vec<T, SumOp>(in, offsets, shape, mean, result, workspace, stream);
-      case SegmentReduce::kMax: return reduce_dispatch_vec<T, MaxOp>(in, offsets, shape, mean, result, workspace, stream);
-      case SegmentReduce::kMin: return reduce_dispatch_vec<T, MinOp>(in, offsets, shape, mean, result, workspace, stream);
+      case Reduce::kMax:
+        return reduce_dispatch_vec<T, reducers::Op<Reduce::kMax>>(in, offsets, shape, mean, result, workspace, stream);
+      case Reduce::kMin:
+        return reduce_dispatch_vec<T, reducers::Op<Reduce::kMin>>(in, offsets, shape, mean, result, workspace, stream);
+      default:  // sum and mean fold sums
+        return reduce_dispatch_vec<T, reducers::Op<Reduce::kSum>>(in, offsets, shape, mean, result, workspace, stream);
     }
   };
-  switch (type) {
-    case DType::kFloat16: return run(__half());
-    case DType::kBFloat16: return run(__nv_bfloat16());
-    case DType::kFloat32: return run(float());
-    case DType::kFloat64: return run(double());
-    default: unsupported_dtype("segment_reduce", type);
-  }
+  dispatch<FloatingTypes>("segment_reduce", type, [&](auto tag) { run(typename decltype(tag)::type()); });
 }
 
 void segment_reduce_backward_cuda_launch(const void* grad, const void* src, const void* out, DType type,
-                                         const int64_t* offsets, SegmentShape shape, SegmentReduce reduce,
+                                         const int64_t* offsets, SegmentShape shape, Reduce reduce,
                                          void* grad_src, Workspace& workspace, cudaStream_t stream) {
   if (shape.outer == 0 || shape.inner == 0 || shape.rows == 0) return;
   auto run = [&](auto tag) {
@@ -282,13 +196,7 @@ void segment_reduce_backward_cuda_launch(const void* grad, const void* src, cons
     backward<T>(static_cast<const T*>(grad), static_cast<const T*>(src), static_cast<const T*>(out), offsets, shape,
                 reduce, static_cast<T*>(grad_src), workspace, stream);
   };
-  switch (type) {
-    case DType::kFloat16: return run(__half());
-    case DType::kBFloat16: return run(__nv_bfloat16());
-    case DType::kFloat32: return run(float());
-    case DType::kFloat64: return run(double());
-    default: unsupported_dtype("segment_reduce_backward", type);
-  }
+  dispatch<FloatingTypes>("segment_reduce_backward", type, [&](auto tag) { run(typename decltype(tag)::type()); });
 }
 
 }  // namespace gpuprim

@@ -4,6 +4,7 @@
 
 #include "prim/util/dtype.h"
 #include "prim/util/workspace.h"
+#include "prim/device/segmented_reduce/reducers.h"
 #include "prim/device/segmented_reduce/segment_offsets.h"
 
 // cudaStream_t exactly as CUDA's driver_types.h declares it: segment_reduce.h includes this header
@@ -13,8 +14,6 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace gpuprim {
 
-enum class SegmentReduce : int8_t { kSum, kMean, kMax, kMin };
-
 // src is viewed as a contiguous [outer, rows, inner] tensor reduced along rows into [outer, segments, inner].
 struct SegmentShape {
   int64_t outer, rows, inner, segments;
@@ -23,12 +22,12 @@ struct SegmentShape {
 // out[o, s, :] = reduce(src[o, lo(s):hi(s), :]) for every segment; empty segments give 0.
 // offsets: int64 [segments + 1] on the device. Floating dtypes only; fp16/bf16 accumulate in fp32.
 void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offsets, SegmentShape shape,
-                                SegmentReduce reduce, void* out, Workspace& workspace, cudaStream_t stream);
+                                Reduce reduce, void* out, Workspace& workspace, cudaStream_t stream);
 
 // grad_src [outer, rows, inner] from grad [outer, segments, inner] (dtype `type`). For kMax/kMin, grad_src
 // must be zero on entry and `out` is the forward result; for kSum/kMean every element is written.
 void segment_reduce_backward_cuda_launch(const void* grad, const void* src, const void* out, DType type,
-                                         const int64_t* offsets, SegmentShape shape, SegmentReduce reduce,
+                                         const int64_t* offsets, SegmentShape shape, Reduce reduce,
                                          void* grad_src, Workspace& workspace, cudaStream_t stream);
 
 }  // namespace gpuprim

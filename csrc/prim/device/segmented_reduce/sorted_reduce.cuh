@@ -1,414 +1,326 @@
-// Sorted-index reduction of source rows into destination rows: the deterministic engine behind
-// index_add / scatter_add / scatter_reduce (and, later, embedding_bag's backward).
-//
-// Given the destination row of every source item, already sorted by a stable radix sort that carries the
-// item positions (keys: destination rows, invalid ones mapped to `rows`, sorted last; see make_keys_kernel):
-//   chunk_kernel    the sorted items are cut into fixed chunks of kChunkItems items. For each (outer slice,
-//                   chunk, column tile), `lanes` threads walk the chunk's items in sorted (= original position)
-//                   order, gathering src rows and folding each run of equal keys in Acc. A run that lies
-//                   inside the chunk is finalized and stored into out directly. A run cut by a chunk boundary
-//                   stores its piece in workspace: slot 0 for the piece that continues a run begun in an
-//                   earlier chunk, slot 1 for the piece that starts a run that continues; the chunk holding a
-//                   slot-1 piece owns the run and is appended to the owner list (its order does not matter).
-//   combine_kernel  for each owner, one block folds the slot-0 pieces of the following chunks (found by a
-//                   galloping search over chunk heads) with a fixed thread layout and a fixed tree, adds the
-//                   owner's own piece first, and finalizes. A hot row (all-equal indices) thus becomes
-//                   items / kChunkItems pieces folded by a whole block instead of one serial walk.
-// Every summation order depends only on the sorted keys and the shape, never on timing or the GPU:
-// bitwise identical results run to run. No float atomics, no host sync.
+// The sorted-key front end of the segmented reduction: n items whose keys a stable radix sort has put in
+// order (equal keys keep item order; the sentinel key, the largest, marks items to skip) are reduced run by
+// run, a run being the items of one key:
+//   1. run heads     CUB select of the positions where the key changes (starts and their count, on device)
+//   2. runs          per run its key (and, in dense mode, the run of every output row)
+//   3. plan          chunks of `chunk` items per run (plan.cuh), scanned by CUB while it computes them
+//   4. chunk passes  a group of lanes per run folds its items in item order and hands the result to the Sink;
+//                    a hot run (several chunks) stores a partial row per chunk. Dense mode instead visits every
+//                    output row once (a row without items gets the reducer's identity) and then the hot chunks
+//   5. combine       one block per hot run folds its partial rows: warp g takes rows g, g + 32, ..., then the
+//                    warps' values meet in warp order, and the Sink stores the result
+// Every order depends only on the keys and the shapes: bitwise identical on every run. No float atomics, no
+// host sync. Items are gathered through a Source and results stored through a Sink (device functors):
+//   Source: static constexpr bool kWeighted;
+//           template <int Vec> FoldItem<Vec, In, Acc> load(int64_t o, int64_t i, int64_t col) const
+//             (sorted item i of outer slice o: Vec elements of its row at column col, and its weight)
+//   Sink:   template <int Vec> void store(int64_t o, int64_t run, int64_t key, int64_t col,
+//                                         const Acc (&acc)[Vec], int64_t count) const
+//             (count: the run's items; 0 for a dense row without items)
+//           void done(int64_t o, int64_t run, int64_t key) const  (once per run, after its stores)
 #pragma once
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
-#include "prim/util/cuda_check.h"
-#include "prim/util/workspace.h"
-#include "prim/device/segmented_reduce/reducers.h"
-#include "prim/device/radix_sort/radix_sort.cuh"
-#include "prim/util/convert.cuh"
-#include "prim/util/vec.cuh"
+#include "prim/block/row_fold.cuh"
+#include "prim/device/segmented_reduce/plan.cuh"
+#include "prim/device/segmented_reduce/tuning_segmented_reduce.h"
+#include "prim/util/cub.cuh"
+#include "prim/util/launch.h"
 
 namespace gpuprim {
-namespace index_reduce {
+namespace segmented {
 
-constexpr int kThreads = 256;
-constexpr int64_t kChunkItems = 64;
+namespace thrust = THRUST_NS_QUALIFIER;  // wrapped in gpuprim_thrust, like CUB (prim/util/cub.cuh)
+using SortedTuning = SegmentedReduceTuning::Sorted;
+constexpr int kSortedThreads = SortedTuning::kThreads;
+constexpr int kCombineThreads = SortedTuning::kCombineThreads;
+constexpr int kCombineWarps = kCombineThreads / kWarpSize;
 
-// Columns per thread: 16-byte loads of T, at most 32 bytes of Acc per thread.
-template <typename T>
-constexpr int vec_for() {
-  using Acc = typename AccOf<T>::type;
-  constexpr int by_load = int(16 / sizeof(T));
-  constexpr int by_acc = int(32 / sizeof(Acc));
-  return by_load < by_acc ? by_load : by_acc;
+// Items per chunk for n items (see tuning_segmented_reduce.h).
+inline int64_t sorted_chunk_size(int64_t n) {
+  return std::max<int64_t>(SortedTuning::kMinChunk, (n + SortedTuning::kMaxChunks - 1) / SortedTuning::kMaxChunks);
 }
 
-// Threads side by side over one row's column tile: a power of two <= 32 covering ceil(inner / vec) columns.
-inline int lanes_for(int64_t inner, int vec) {
-  const int64_t needed = (inner + vec - 1) / vec;
-  int lanes = 1;
-  while (lanes < 32 && lanes < needed) lanes *= 2;
-  return lanes;
-}
-
-inline int bits_for(uint64_t count) {  // bits to write every value in [0, count)
-  int bits = 0;
-  while (bits < 64 && (count - 1) >> bits != 0) ++bits;
-  return bits > 0 ? bits : 1;
-}
-
-struct Layout {
-  int64_t outer, items, rows, inner;
-  int64_t chunks;     // ceil(items / kChunkItems)
-  int lanes;          // threads per (chunk, column tile)
-  int64_t col_tiles;  // ceil(inner / (lanes * vec))
+// The runs of the sorted keys, as steps 1-3 leave them on the device.
+template <typename K, typename V>
+struct Runs {
+  const K* unique;             // key of each run
+  const V* start;              // [runs + 1]
+  const V* num_runs;           // [1]
+  const SegmentPlan<V>* plan;  // inclusive scan over the runs
+  const V* row_run;            // dense mode: the run of each output row (-1: none); else nullptr
+  int64_t chunk;               // items per chunk
+  int64_t width;               // columns of a row
+  int64_t outer;               // independent slices reduced by the same runs
+  int64_t partial_rows;        // partial rows per slice in workspace (a bound on the hot chunks)
 };
 
-// keys[i] = index[i] when it lies in [0, rows), else rows (sorted after every valid key); positions[i] = i.
-template <typename Index, typename Key, typename Pos>
-__global__ void __launch_bounds__(kThreads) make_keys_kernel(const Index* __restrict__ index, int64_t n, int64_t rows,
-                                                             Key* __restrict__ keys, Pos* __restrict__ positions) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t r = static_cast<int64_t>(index[i]);
-    keys[i] = static_cast<Key>(r >= 0 && r < rows ? r : rows);
-    positions[i] = static_cast<Pos>(i);
+template <typename K>
+struct IsRunHead {
+  const K* keys;
+  __device__ __forceinline__ bool operator()(int64_t i) const { return i == 0 || keys[i] != keys[i - 1]; }
+};
+
+// The plan of run r (zero for the sentinel run and past num_runs), computed while CUB scans it: the last run
+// ends at n, so start[num_runs] need not be written yet.
+template <typename K, typename V>
+struct PlanOfRun {
+  const K* keys;
+  const V* start;
+  const V* num_runs;
+  int64_t n;
+  K sentinel;
+  int64_t chunk;
+  __host__ __device__ SegmentPlan<V> operator()(V run) const {
+    const int64_t r = static_cast<int64_t>(run), runs = static_cast<int64_t>(*num_runs);
+    if (r >= runs) return {V(0), V(0), V(0)};
+    const int64_t begin = static_cast<int64_t>(start[r]);
+    const int64_t end = r + 1 < runs ? static_cast<int64_t>(start[r + 1]) : n;
+    if (keys[begin] == sentinel) return {V(0), V(0), V(0)};
+    return plan_segment<V>(end - begin, chunk, /*store_empty=*/false);
+  }
+};
+
+// Per run r < num_runs: its key unique[r], and row_run[key] = r (dense mode). Thread 0 also writes
+// start[num_runs] = n and num_keys (when not null): the runs but the sentinel's, which is last when present.
+template <typename K, typename V>
+__global__ void __launch_bounds__(kSortedThreads) runs_kernel(const K* __restrict__ keys, V* __restrict__ start,
+                                                              const V* __restrict__ num_runs, int64_t n, K sentinel,
+                                                              K* __restrict__ unique, V* __restrict__ row_run,
+                                                              int64_t* __restrict__ num_keys) {
+  const int64_t runs = *num_runs;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    start[runs] = static_cast<V>(n);
+    if (num_keys != nullptr) *num_keys = runs > 0 && keys[n - 1] == sentinel ? runs - 1 : runs;
+  }
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < runs; r += int64_t(gridDim.x) * blockDim.x) {
+    const K key = keys[start[r]];
+    unique[r] = key;
+    if (row_run != nullptr && key != sentinel) row_run[key] = static_cast<V>(r);
   }
 }
 
-template <typename T, typename Acc, int Vec>
-__device__ __forceinline__ void finalize_row(IndexReduce op, bool include_self, Acc scale, int64_t count,
-                                             const Acc (&acc)[Vec], T* out) {
-  VecOf<Vec, T> v = load_vec<Vec>(out);
-#pragma unroll
-  for (int j = 0; j < Vec; ++j) {
-    v.items[j] = convert<T>(finalize<T>(op, include_self, convert<Acc>(v.items[j]), acc[j], count, scale));
+// Folds items [begin, end) of slice o at each of the lane's column vectors and hands every vector to `put`.
+template <typename Op, int Vec, typename Acc, typename Source, typename Put>
+__device__ __forceinline__ void fold_columns(const Source& source, int64_t width, int64_t o, int64_t begin,
+                                             int64_t end, int lane, int group, Put put) {
+  for (int64_t col = int64_t(lane) * Vec; col < width; col += int64_t(group) * Vec) {
+    Acc acc[Vec];
+    fold_items<Op, Source::kWeighted, Vec, SortedTuning::kUnroll>(
+        begin, end, 1, [&](int64_t i) { return source.template load<Vec>(o, i, col); }, acc);
+    put(col, acc);
   }
-  store_vec<Vec>(out, v);
 }
 
-template <typename T, typename Acc, int Vec>
-__device__ __forceinline__ void finalize_columns(IndexReduce op, bool include_self, Acc scale, int64_t count,
-                                                 const Acc (&acc)[Vec], T* out, int64_t column, int64_t inner) {
-  if (column + Vec <= inner) {
-    finalize_row<T, Acc, Vec>(op, include_self, scale, count, acc, out);
+// Work item w of a chunk pass over slice o. !hot: run w, if it is a single chunk (most runs; no search); hot:
+// partial row w of the hot runs (found by a binary search in the scanned plan). `group` lanes per item.
+template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
+__device__ __forceinline__ void chunk_item(const Runs<K, V>& runs, const Source& source, const Sink& sink,
+                                           int64_t num_runs, int64_t o, int64_t w, bool hot, int lane, int group,
+                                           Acc* __restrict__ partials) {
+  int64_t r, k;
+  SegmentPlan<V> before{V(0), V(0), V(0)};
+  if (hot) {
+    r = find_segment(runs.plan, num_runs, w, [](const SegmentPlan<V>& p) { return p.partials; });
+    if (r > 0) before = runs.plan[r - 1];
+    k = w - int64_t(before.partials);
   } else {
-    for (int j = 0; j < Vec && column + j < inner; ++j) {
-      out[j] = convert<T>(finalize<T>(op, include_self, convert<Acc>(out[j]), acc[j], count, scale));
-    }
+    r = w;
+    if (r > 0) before = runs.plan[r - 1];
+    if (int64_t(runs.plan[r].chunks) - int64_t(before.chunks) != 1) return;  // sentinel or hot run
+    k = 0;
+  }
+  const int64_t run_begin = int64_t(runs.start[r]), run_end = int64_t(runs.start[r + 1]);
+  const int64_t begin = run_begin + k * runs.chunk;
+  const int64_t end = std::min(run_end, begin + runs.chunk);
+  const int64_t key = static_cast<int64_t>(runs.unique[r]);
+  if (hot) {
+    Acc* row = partials + (o * runs.partial_rows + w) * runs.width;
+    fold_columns<Op, Vec, Acc>(source, runs.width, o, begin, end, lane, group, [&](int64_t col, const Acc(&acc)[Vec]) {
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) row[col + j] = acc[j];
+    });
+    return;
+  }
+  fold_columns<Op, Vec, Acc>(source, runs.width, o, begin, end, lane, group, [&](int64_t col, const Acc(&acc)[Vec]) {
+    sink.template store<Vec>(o, r, key, col, acc, run_end - run_begin);
+  });
+  if (lane == 0) sink.done(o, r, key);
+}
+
+// Two launches: Hot false (runs of one chunk), then Hot true (the chunks of hot runs).
+template <typename Op, int Vec, typename Acc, bool Hot, typename K, typename V, typename Source, typename Sink>
+__global__ void __launch_bounds__(kSortedThreads)
+    chunk_kernel(Runs<K, V> runs, Source source, Sink sink, int group, Acc* __restrict__ partials) {
+  const int lane = threadIdx.x % group;
+  const int per_block = kSortedThreads / group;
+  const int64_t num_runs = *runs.num_runs;
+  if (num_runs == 0) return;
+  const int64_t items = Hot ? int64_t(runs.plan[num_runs - 1].partials) : num_runs;
+  for (int64_t w = int64_t(blockIdx.x) * per_block + threadIdx.x / group; w < runs.outer * items;
+       w += int64_t(gridDim.x) * per_block) {
+    chunk_item<Op, Vec, Acc>(runs, source, sink, num_runs, w / items, w % items, Hot, lane, group, partials);
   }
 }
 
-// partials: [outer, chunks, 2, inner] Acc; owners: the chunks that own a run cut by their end (unordered).
-template <typename T, typename Key, typename Pos, int Vec>
-__global__ void __launch_bounds__(kThreads) chunk_kernel(const T* __restrict__ src, const Key* __restrict__ keys,
-                                                         const Pos* __restrict__ positions, Layout layout,
-                                                         IndexReduce op, bool include_self,
-                                                         typename AccOf<T>::type scale, T* __restrict__ out,
-                                                         typename AccOf<T>::type* __restrict__ partials,
-                                                         int64_t* __restrict__ owners,
-                                                         unsigned long long* __restrict__ owner_count) {
-  using Acc = typename AccOf<T>::type;
-  const int lane = threadIdx.x % layout.lanes;
-  const int groups = kThreads / layout.lanes;
-  const int64_t n = layout.items;
-  const Key invalid = static_cast<Key>(layout.rows);
-  const int64_t work = layout.outer * layout.chunks * layout.col_tiles;
-  for (int64_t w = int64_t(blockIdx.x) * groups + threadIdx.x / layout.lanes; w < work;
-       w += int64_t(gridDim.x) * groups) {
-    const int64_t tile = w % layout.col_tiles;
-    const int64_t c = (w / layout.col_tiles) % layout.chunks;
-    const int64_t o = w / layout.col_tiles / layout.chunks;
-    const int64_t begin = c * kChunkItems;
-    const int64_t end = begin + kChunkItems < n ? begin + kChunkItems : n;
-    const int64_t column = (tile * layout.lanes + lane) * Vec;
-    const bool active = column < layout.inner;
-    const bool full_vec = column + Vec <= layout.inner;
-    const bool continues_in = begin > 0 && keys[begin - 1] == keys[begin];
-    const T* src_slice = src + o * n * layout.inner + column;
-    T* out_slice = out + o * layout.rows * layout.inner + column;
-    int64_t j = begin;
-    while (j < end) {
-      const Key k = keys[j];
-      if (k >= invalid) break;  // sorted: only invalid items follow
-      const int64_t run_begin = j;
-      // The destination row's current value, fetched now so that its latency overlaps the gathers (only this
-      // run ever writes the row; if the run turns out to be cut by the chunk's end the value goes unused).
-      VecOf<Vec, T> self;
-      if (active && full_vec) {
-        self = load_vec<Vec>(out_slice + static_cast<int64_t>(k) * layout.inner);
-      }
-      Acc acc[Vec];
-#pragma unroll
-      for (int v = 0; v < Vec; ++v) acc[v] = identity<Acc>(op);
-      for (; j < end && keys[j] == k; ++j) {
-        if (!active) continue;
-        const T* row = src_slice + static_cast<int64_t>(positions[j]) * layout.inner;
-        if (full_vec) {
-          const VecOf<Vec, T> p = load_vec<Vec>(row);
-#pragma unroll
-          for (int v = 0; v < Vec; ++v) acc[v] = combine(op, acc[v], convert<Acc>(p.items[v]));
-        } else {
-          for (int v = 0; v < Vec && column + v < layout.inner; ++v) {
-            acc[v] = combine(op, acc[v], convert<Acc>(row[v]));
-          }
-        }
-      }
-      const bool from_prev = run_begin == begin && continues_in;
-      const bool to_next = j == end && end < n && keys[end] == k;
-      if (!from_prev && !to_next) {
-        T* out_row = out_slice + static_cast<int64_t>(k) * layout.inner;
-        if (active && full_vec) {
-#pragma unroll
-          for (int v = 0; v < Vec; ++v) {
-            self.items[v] = convert<T>(
-                finalize<T>(op, include_self, convert<Acc>(self.items[v]), acc[v], j - run_begin, scale));
-          }
-          store_vec<Vec>(out_row, self);
-        } else if (active) {
-          finalize_columns<T, Acc, Vec>(op, include_self, scale, j - run_begin, acc, out_row, column, layout.inner);
-        }
-        continue;
-      }
-      const int slot = from_prev ? 0 : 1;
-      if (slot == 1 && o == 0 && tile == 0 && lane == 0) owners[atomicAdd(owner_count, 1ull)] = c;
-      if (active) {
-        Acc* piece = partials + ((o * layout.chunks + c) * 2 + slot) * layout.inner + column;
-        for (int v = 0; v < Vec && column + v < layout.inner; ++v) piece[v] = acc[v];
+// Dense mode: every output row (key) of every slice is stored exactly once in one pass (the identity where a
+// row has no items, the folded items of a single-chunk run elsewhere; hot runs are left to combine_kernel),
+// instead of a fill of the whole output followed by a scatter of the touched rows. Each block iteration takes
+// a tile of kSortedThreads rows: thread t looks up row k0 + t's item range (its dependent loads done for all
+// the tile's rows at once), then groups of `group` lanes fold the tile's rows. Afterwards the blocks share the
+// hot runs' chunks (the Hot chunk pass, here: one launch less, and it overlaps the row stores).
+template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
+__global__ void __launch_bounds__(kSortedThreads)
+    dense_rows_kernel(Runs<K, V> runs, Source source, Sink sink, int64_t out_rows, int group,
+                      Acc* __restrict__ partials) {
+  __shared__ V tile_begin[kSortedThreads];
+  __shared__ V tile_end[kSortedThreads];
+  const int lane = threadIdx.x % group;
+  const int per_block = kSortedThreads / group;
+  const int64_t tiles = (out_rows + kSortedThreads - 1) / kSortedThreads;
+  for (int64_t t0 = blockIdx.x; t0 < runs.outer * tiles; t0 += gridDim.x) {  // block-uniform (barriers inside)
+    const int64_t o = t0 / tiles, k0 = (t0 % tiles) * kSortedThreads;
+    const int64_t k = k0 + threadIdx.x;
+    V begin = V(0), end = V(0);  // an empty range: the identity
+    if (k < out_rows) {
+      const int64_t r = static_cast<int64_t>(runs.row_run[k]);
+      if (r >= 0) {
+        begin = runs.start[r];
+        end = runs.start[r + 1];
       }
     }
+    tile_begin[threadIdx.x] = begin;
+    tile_end[threadIdx.x] = end;
+    __syncthreads();
+    const int64_t tile_rows = std::min<int64_t>(out_rows - k0, kSortedThreads);
+    for (int64_t t = threadIdx.x / group; t < tile_rows; t += per_block) {  // group-uniform
+      const int64_t b = static_cast<int64_t>(tile_begin[t]), e = static_cast<int64_t>(tile_end[t]);
+      if (e - b > runs.chunk) continue;  // hot run: combine_kernel stores the row
+      fold_columns<Op, Vec, Acc>(source, runs.width, o, b, e, lane, group, [&](int64_t col, const Acc(&acc)[Vec]) {
+        sink.template store<Vec>(o, -1, k0 + t, col, acc, e - b);
+      });
+    }
+    __syncthreads();  // the tile's ranges are read before the next tile overwrites them
+  }
+  const int64_t num_runs = *runs.num_runs;
+  const int64_t hot_items = num_runs > 0 ? int64_t(runs.plan[num_runs - 1].partials) : 0;
+  for (int64_t w = int64_t(blockIdx.x) * per_block + threadIdx.x / group; w < runs.outer * hot_items;
+       w += int64_t(gridDim.x) * per_block) {
+    chunk_item<Op, Vec, Acc>(runs, source, sink, num_runs, w / hot_items, w % hot_items, true, lane, group,
+                             partials);
   }
 }
 
-// Chunk-head galloping search: the last chunk d > c whose first key is k (chunk c + 1 starts with k).
-template <typename Key>
-__device__ __forceinline__ int64_t last_chunk_of_run(const Key* keys, int64_t chunks, int64_t c, Key k) {
-  int64_t lo = c + 1, hi = c + 2, step = 1;
-  while (hi < chunks && keys[hi * kChunkItems] == k) {
-    lo = hi;
-    step *= 2;
-    hi = lo + step;
-  }
-  if (hi > chunks) hi = chunks;
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (keys[mid * kChunkItems] == k) lo = mid; else hi = mid;
-  }
-  return lo;
-}
-
-// First index in [lo, hi) whose key is > k (keys sorted), or hi.
-template <typename Key>
-__device__ __forceinline__ int64_t upper_bound(const Key* keys, int64_t lo, int64_t hi, Key k) {
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] <= k) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-template <typename Key>
-__device__ __forceinline__ int64_t lower_bound(const Key* keys, int64_t lo, int64_t hi, Key k) {
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] < k) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-
-// One block per (owner, outer slice) at a time; thread (rt, ct) folds pieces c+1+rt, c+1+rt+row_threads, ...
-// of its Vec columns in order, then the row_threads values meet in a fixed tree.
-template <typename T, typename Key, int Vec>
-__global__ void __launch_bounds__(kThreads) combine_kernel(const Key* __restrict__ keys, Layout layout,
-                                                           IndexReduce op, bool include_self,
-                                                           typename AccOf<T>::type scale, T* __restrict__ out,
-                                                           const typename AccOf<T>::type* __restrict__ partials,
-                                                           const int64_t* __restrict__ owners,
-                                                           const unsigned long long* __restrict__ owner_count) {
-  using Acc = typename AccOf<T>::type;
-  __shared__ Acc shared[kThreads * Vec];
-  const int col_threads = layout.lanes, row_threads = kThreads / layout.lanes;
-  const int ct = threadIdx.x % col_threads, rt = threadIdx.x / col_threads;
-  const int64_t work = static_cast<int64_t>(*owner_count) * layout.outer;
-  for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
-    const int64_t c = owners[w / layout.outer], o = w % layout.outer;
-    const int64_t begin = c * kChunkItems;
-    const Key k = keys[begin + kChunkItems - 1];  // the owned run ends chunk c (which is full)
-    const int64_t run_begin = lower_bound(keys, begin, begin + kChunkItems, k);
-    const int64_t d = last_chunk_of_run(keys, layout.chunks, c, k);
-    const int64_t d_end = (d + 1) * kChunkItems < layout.items ? (d + 1) * kChunkItems : layout.items;
-    const int64_t run_end = upper_bound(keys, d * kChunkItems, d_end, k);
-    const Acc* base = partials + (o * layout.chunks) * 2 * layout.inner;
-    for (int64_t tile = 0; tile < layout.col_tiles; ++tile) {
-      const int64_t column = (tile * col_threads + ct) * Vec;
-      const bool active = column < layout.inner;
+// One block per (hot run, slice): warp g folds partial rows g, g + 32, ... in order (kUnroll loads in flight),
+// then the 32 warps' values meet in warp order.
+template <typename Op, int Vec, typename Acc, typename K, typename V, typename Sink>
+__global__ void __launch_bounds__(kCombineThreads)
+    combine_kernel(Runs<K, V> runs, Sink sink, const Acc* __restrict__ partials) {
+  __shared__ Acc shared[kCombineWarps][kWarpSize * Vec];
+  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  const int64_t num_runs = *runs.num_runs;
+  if (num_runs == 0) return;  // block-uniform
+  const int64_t hot_runs = runs.plan[num_runs - 1].hot;
+  for (int64_t h = blockIdx.x; h < runs.outer * hot_runs; h += gridDim.x) {  // block-uniform
+    const int64_t o = h / hot_runs;
+    const int64_t r = find_segment(runs.plan, num_runs, h % hot_runs, [](const SegmentPlan<V>& p) { return p.hot; });
+    const SegmentPlan<V> before = r > 0 ? runs.plan[r - 1] : SegmentPlan<V>{V(0), V(0), V(0)};
+    const int64_t chunks = int64_t(runs.plan[r].chunks) - int64_t(before.chunks);
+    const Acc* base = partials + (o * runs.partial_rows + int64_t(before.partials)) * runs.width;
+    const int64_t key = static_cast<int64_t>(runs.unique[r]);
+    const int64_t count = int64_t(runs.start[r + 1]) - int64_t(runs.start[r]);
+    for (int64_t tile = 0; tile < runs.width; tile += int64_t(kWarpSize) * Vec) {
+      const int64_t col = tile + int64_t(lane) * Vec;
       Acc acc[Vec];
+      fold_items<Op, false, Vec, SortedTuning::kUnroll>(
+          warp, col < runs.width ? chunks : 0, kCombineWarps,
+          [&](int64_t row) { return FoldItem<Vec, Acc, Acc>{load_vec<Vec>(base + row * runs.width + col), Acc(1)}; },
+          acc);
 #pragma unroll
-      for (int v = 0; v < Vec; ++v) acc[v] = identity<Acc>(op);
-      if (active && column + Vec <= layout.inner) {
-        // kInFlight independent piece loads per thread before they are folded (in the same order as one by
-        // one): a hot row's pieces are all folded by this block, so it needs the memory parallelism.
-        constexpr int kInFlight = 8;
-        const int64_t stride = row_threads;
-        int64_t q = c + 1 + rt;
-        for (; q + (kInFlight - 1) * stride <= d; q += kInFlight * stride) {
-          VecOf<Vec, Acc> pieces[kInFlight];
+      for (int j = 0; j < Vec; ++j) shared[warp][lane * Vec + j] = acc[j];
+      __syncthreads();
+      if (warp == 0 && col < runs.width) {
 #pragma unroll
-          for (int u = 0; u < kInFlight; ++u) {
-            pieces[u] = load_vec<Vec>(base + (q + u * stride) * 2 * layout.inner + column);
-          }
-#pragma unroll
-          for (int u = 0; u < kInFlight; ++u) {
-#pragma unroll
-            for (int v = 0; v < Vec; ++v) acc[v] = combine(op, acc[v], pieces[u].items[v]);
-          }
+        for (int j = 0; j < Vec; ++j) {
+          for (int g = 1; g < kCombineWarps; ++g) acc[j] = Op::combine(acc[j], shared[g][lane * Vec + j]);
         }
-        for (; q <= d; q += stride) {
-          const VecOf<Vec, Acc> piece = load_vec<Vec>(base + q * 2 * layout.inner + column);
-#pragma unroll
-          for (int v = 0; v < Vec; ++v) acc[v] = combine(op, acc[v], piece.items[v]);
-        }
-      } else if (active) {
-        for (int64_t q = c + 1 + rt; q <= d; q += row_threads) {
-          const Acc* piece = base + q * 2 * layout.inner + column;
-          for (int v = 0; v < Vec && column + v < layout.inner; ++v) acc[v] = combine(op, acc[v], piece[v]);
-        }
-      }
-#pragma unroll
-      for (int v = 0; v < Vec; ++v) shared[threadIdx.x * Vec + v] = acc[v];
-      for (int half = row_threads / 2; half > 0; half /= 2) {
-        __syncthreads();
-        if (rt < half) {
-#pragma unroll
-          for (int v = 0; v < Vec; ++v) {
-            shared[threadIdx.x * Vec + v] =
-                combine(op, shared[threadIdx.x * Vec + v], shared[(threadIdx.x + half * col_threads) * Vec + v]);
-          }
-        }
+        sink.template store<Vec>(o, r, key, col, acc, count);
       }
       __syncthreads();
-      if (rt == 0 && active) {
-        const Acc* own = base + (c * 2 + 1) * layout.inner + column;
-        Acc total[Vec];
-#pragma unroll
-        for (int v = 0; v < Vec; ++v) {
-          total[v] = column + v < layout.inner ? combine(op, own[v], shared[threadIdx.x * Vec + v]) : Acc(0);
-        }
-        T* out_row = out + (o * layout.rows + static_cast<int64_t>(k)) * layout.inner + column;
-        finalize_columns<T, Acc, Vec>(op, include_self, scale, run_end - run_begin, total, out_row, column,
-                                      layout.inner);
-      }
-      __syncthreads();  // shared is rewritten by the next tile / work item
     }
+    if (threadIdx.x == 0) sink.done(o, r, key);
   }
 }
 
-// Non-deterministic kSum: one atomicAdd per element (fp32, fp64, int32, int64 only).
-__device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
-__device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
-__device__ __forceinline__ void atomic_add(int32_t* p, int32_t v) { atomicAdd(reinterpret_cast<int*>(p), int(v)); }
-__device__ __forceinline__ void atomic_add(int64_t* p, int64_t v) {
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-}
-
-template <typename T, typename Index>
-__global__ void __launch_bounds__(kThreads) atomic_sum_kernel(const T* __restrict__ src,
-                                                              const Index* __restrict__ index,
-                                                              int64_t outer, int64_t items, int64_t rows,
-                                                              int64_t inner, T scale, T* __restrict__ out) {
-  const int64_t total = outer * items * inner;
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t column = e % inner;
-    const int64_t i = (e / inner) % items;
-    const int64_t o = e / inner / items;
-    const int64_t r = static_cast<int64_t>(index[i]);
-    if (r < 0 || r >= rows) continue;
-    T v = src[e];
-    if (scale != T(1)) {
-      if constexpr (std::is_integral_v<T>) {
-        v = static_cast<T>(static_cast<uint64_t>(v) * static_cast<uint64_t>(scale));
-      } else {
-        v = v * scale;
-      }
-    }
-    atomic_add(out + (o * rows + r) * inner + column, v);
+// Steps 1-5 over keys sorted by a stable radix sort (n items, `sentinel` the largest key, whose items are
+// skipped), `outer` slices of rows `width` wide gathered by `source` and stored by `sink`. dense_rows > 0:
+// dense mode over that many output rows (keys); num_keys (optional, device): the number of distinct keys
+// other than the sentinel. Vec: columns per lane (width % Vec == 0, the Source's and Sink's rows aligned).
+template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
+void reduce_sorted_runs(const K* keys, int64_t n, K sentinel, int64_t outer, int64_t width, const Source& source,
+                        const Sink& sink, int64_t dense_rows, int64_t* num_keys, Workspace& workspace,
+                        cudaStream_t stream) {
+  if (n == 0 || outer == 0 || width == 0) return;
+  auto* unique = static_cast<K*>(workspace.allocate(sizeof(K) * n));
+  auto* start = static_cast<V*>(workspace.allocate(sizeof(V) * (n + 1)));
+  auto* num_runs = static_cast<V*>(workspace.allocate(sizeof(V)));
+  auto* plan = static_cast<SegmentPlan<V>*>(workspace.allocate(sizeof(SegmentPlan<V>) * n));
+  // CUB sizes of V's width: 32-bit offsets inside CUB (faster kernels) whenever the items fit them.
+  const V items = static_cast<V>(n);
+  const thrust::counting_iterator<V> positions(0);
+  cub_call(workspace, [&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::If(temp, bytes, positions, start, num_runs, items, IsRunHead<K>{keys}, stream);
+  });
+  V* row_run = nullptr;
+  if (dense_rows > 0) {
+    // 4 (or 8) bytes per output row, against the width * sizeof(T) bytes per row that a separate fill writes.
+    row_run = static_cast<V*>(workspace.allocate(sizeof(V) * dense_rows));
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(row_run, 0xff, sizeof(V) * dense_rows, stream));  // every byte 0xff: -1
   }
-}
-
-// ---------------------------------------------------------------- host side
-
-inline unsigned grid_for(int64_t work, int64_t per_block, int64_t cap = int64_t(1) << 22) {
-  int64_t blocks = (work + per_block - 1) / per_block;
-  if (blocks > cap) blocks = cap;
-  return static_cast<unsigned>(blocks > 0 ? blocks : 1);
-}
-
-// The destinations of `items` source items sorted with their positions (keys[i] = rows for invalid items).
-template <typename Key, typename Pos>
-struct SortedIndex {
-  const Key* keys;
-  const Pos* positions;
-};
-
-template <typename Index, typename Key, typename Pos>
-SortedIndex<Key, Pos> sort_index(const Index* index, int64_t items, int64_t rows, Workspace& workspace,
-                                 cudaStream_t stream) {
-  Key* keys[2];
-  Pos* positions[2];
-  for (int b = 0; b < 2; ++b) {
-    keys[b] = static_cast<Key*>(workspace.allocate(sizeof(Key) * items));
-    positions[b] = static_cast<Pos*>(workspace.allocate(sizeof(Pos) * items));
-  }
-  make_keys_kernel<Index, Key, Pos><<<grid_for(items, kThreads), kThreads, 0, stream>>>(index, items, rows, keys[0],
-                                                                                        positions[0]);
+  runs_kernel<K, V><<<grid_for(n, kSortedThreads), kSortedThreads, 0, stream>>>(keys, start, num_runs, n, sentinel,
+                                                                                unique, row_run, num_keys);
   GPUPRIM_LAUNCH_CHECK();
-  const int end_bit = bits_for(static_cast<uint64_t>(rows) + 1);  // keys lie in [0, rows]
-  // Stable (destination key, item position) sort on the key bits [0, end_bit) (common/radix_sort_cuda.cu).
-  const int which = radix_sort::sort_pairs(keys, positions, items, end_bit, workspace, stream);
-  return {keys[which], positions[which]};
-}
-
-// The launcher interface: out [outer, rows, inner] (holding self) receives the reduction of src
-// [outer, items, inner] rows by their sorted destinations (see the top of this file). `combine_blocks` only
-// sets how many blocks share the owners' work (results never depend on it).
-template <typename T, typename Key, typename Pos>
-void reduce_sorted(SortedIndex<Key, Pos> sorted, const T* src, int64_t outer, int64_t items, int64_t rows,
-                   int64_t inner, IndexReduce op, bool include_self, typename AccOf<T>::type scale, T* out,
-                   int combine_blocks, Workspace& workspace, cudaStream_t stream) {
-  using Acc = typename AccOf<T>::type;
-  if (outer == 0 || items == 0 || rows == 0 || inner == 0) return;
-  constexpr int kVec = vec_for<T>();
-  const bool vector = inner % kVec == 0 && reinterpret_cast<uintptr_t>(src) % (sizeof(T) * kVec) == 0 &&
-                      reinterpret_cast<uintptr_t>(out) % (sizeof(T) * kVec) == 0;
-  const int vec = vector ? kVec : 1;
-  Layout layout;
-  layout.outer = outer;
-  layout.items = items;
-  layout.rows = rows;
-  layout.inner = inner;
-  layout.chunks = (items + kChunkItems - 1) / kChunkItems;
-  layout.lanes = lanes_for(inner, vec);
-  layout.col_tiles = (inner + int64_t(layout.lanes) * vec - 1) / (int64_t(layout.lanes) * vec);
-  Acc* partials = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * outer * layout.chunks * 2 * inner));
-  auto* owners = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * layout.chunks));
-  auto* owner_count = static_cast<unsigned long long*>(workspace.allocate(sizeof(unsigned long long)));
-  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(owner_count, 0, sizeof(unsigned long long), stream));
-  const int64_t work = outer * layout.chunks * layout.col_tiles;
-  const unsigned chunk_grid = grid_for(work, kThreads / layout.lanes);
-  const unsigned combine_grid = grid_for(outer * layout.chunks, 1, combine_blocks > 0 ? combine_blocks : 1);
-  if (vector) {
-    chunk_kernel<T, Key, Pos, kVec><<<chunk_grid, kThreads, 0, stream>>>(
-        src, sorted.keys, sorted.positions, layout, op, include_self, scale, out, partials, owners, owner_count);
+  const int64_t chunk = sorted_chunk_size(n);
+  const auto run_plans = thrust::make_transform_iterator(
+      thrust::counting_iterator<V>(0), PlanOfRun<K, V>{keys, start, num_runs, n, sentinel, chunk});
+  cub_call(workspace, [&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::InclusiveScan(temp, bytes, run_plans, plan, SegmentPlanPlus(), items, stream);
+  });
+  // Hot runs have more than `chunk` items: at most n / chunk of them, with at most 2 n / chunk partial rows.
+  const int64_t partial_rows = 2 * (n / chunk) + 1;
+  auto* partials = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * outer * partial_rows * width));
+  const Runs<K, V> runs{unique, start, num_runs, plan, row_run, chunk, width, outer, partial_rows};
+  // The fewest lanes (a power of two up to a warp) whose loads cover a row.
+  int group = kWarpSize;
+  while (group > 1 && int64_t(group / 2) * Vec >= width) group /= 2;
+  auto chunk_pass = chunk_kernel<Op, Vec, Acc, false, K, V, Source, Sink>;
+  const int64_t grid_cap = SortedTuning::kChunkBlocksPerSm * resident_blocks(chunk_pass, kSortedThreads);
+  if (dense_rows > 0) {
+    // A block per tile of rows (no cap: a tile is enough work, and the hardware balances the tail), and at least
+    // the blocks the hot chunk pass would have (a small output can have many hot chunks).
+    const unsigned tiles = grid_for(outer * dense_rows, kSortedThreads);
+    const unsigned grid = std::max(tiles, grid_for(outer * partial_rows, kSortedThreads / group, grid_cap));
+    dense_rows_kernel<Op, Vec, Acc><<<grid, kSortedThreads, 0, stream>>>(runs, source, sink, dense_rows, group,
+                                                                         partials);
     GPUPRIM_LAUNCH_CHECK();
-    combine_kernel<T, Key, kVec><<<combine_grid, kThreads, 0, stream>>>(sorted.keys, layout, op, include_self, scale,
-                                                                        out, partials, owners, owner_count);
   } else {
-    chunk_kernel<T, Key, Pos, 1><<<chunk_grid, kThreads, 0, stream>>>(
-        src, sorted.keys, sorted.positions, layout, op, include_self, scale, out, partials, owners, owner_count);
+    chunk_pass<<<grid_for(outer * n, kSortedThreads / group, grid_cap), kSortedThreads, 0, stream>>>(
+        runs, source, sink, group, partials);
     GPUPRIM_LAUNCH_CHECK();
-    combine_kernel<T, Key, 1><<<combine_grid, kThreads, 0, stream>>>(sorted.keys, layout, op, include_self, scale,
-                                                                     out, partials, owners, owner_count);
+    chunk_kernel<Op, Vec, Acc, true><<<grid_for(outer * partial_rows, kSortedThreads / group, grid_cap),
+                                       kSortedThreads, 0, stream>>>(runs, source, sink, group, partials);
+    GPUPRIM_LAUNCH_CHECK();
   }
+  auto combine = combine_kernel<Op, Vec, Acc, K, V, Sink>;
+  const int64_t combine_cap = SortedTuning::kCombineBlocksPerSm * resident_blocks(combine, kCombineThreads);
+  combine<<<grid_for(outer * (n / chunk + 1), 1, combine_cap), kCombineThreads, 0, stream>>>(runs, sink, partials);
   GPUPRIM_LAUNCH_CHECK();
 }
 
-}  // namespace index_reduce
+}  // namespace segmented
 }  // namespace gpuprim

@@ -1,0 +1,39 @@
+// Tuning of the segmented reductions, as data: one struct per architecture. Only sm_90 has been measured
+// (benchmarks/bench_segment_reduce.py, bench_embedding_bag.py, bench_index_add.py; docs/experiments/); every
+// architecture uses it until another is measured and added here.
+#pragma once
+#include <cstdint>
+
+namespace gpuprim {
+namespace segmented {
+
+struct SegmentedReduceSm90 {
+  // CSR front end (segment_reduce): one block per (chunk, column tile).
+  struct Csr {
+    static constexpr int kThreads = 256;      // 8 warps: full blocks for long segments, trimmed for short ones
+    static constexpr int kUnroll = 4;         // independent row loads in flight per thread
+    static constexpr int kMaxVecBytes = 32;   // Vec * sizeof(Acc) at most (fp16: 8 columns of fp32)
+    // A chunk has at least this many elements of one column tile (amortizes the per-chunk lookups)...
+    static constexpr int64_t kMinChunkElements = int64_t(1) << 16;
+    // ...and is long enough that rows / chunk_rows <= this: ~2 waves of 256-thread blocks on 132 SMs, so one
+    // giant segment still fills the GPU while its partial rows stay cheap to fold.
+    static constexpr int64_t kTargetChunks = 2048;
+  };
+  // Sorted-key front end (index_add, scatter_*, embedding_bag's backward): a group of lanes per run or chunk.
+  struct Sorted {
+    static constexpr int kThreads = 256;          // blocks of 8 warps, each warp one or several lane groups
+    static constexpr int kCombineThreads = 1024;  // one block per hot run: 32 warps share its partial rows
+    static constexpr int kUnroll = 4;             // independent row loads in flight per lane
+    // Items per chunk: at least kMinChunk, and few enough chunks (<= kMaxChunks, i.e. <= 512 partial rows per
+    // combine warp) that a hot run's partial rows fold quickly, while the longest single-chunk run stays short.
+    static constexpr int64_t kMinChunk = 32;
+    static constexpr int64_t kMaxChunks = 16384;
+    static constexpr int kChunkBlocksPerSm = 4;    // grid cap of the chunk passes, in resident blocks
+    static constexpr int kCombineBlocksPerSm = 2;  // grid cap of the combine pass, in resident blocks
+  };
+};
+
+using SegmentedReduceTuning = SegmentedReduceSm90;
+
+}  // namespace segmented
+}  // namespace gpuprim
