@@ -257,8 +257,28 @@ def test_validate_mode_catches_bad_data(device):
         gpuprim.embedding_bag(weight, idx, offsets)  # valid input passes
 
 
-def test_bad_data_without_validate_is_memory_safe(device):
-    """Out-of-range indices are skipped like padding_idx; bad offsets are clamped (no out-of-bounds access)."""
+def test_bad_data_raises_on_cpu():
+    """The CPU kernels check every index and offset at the call, like torch."""
+    weight, idx, offsets, _ = _inputs("mixed", False, torch.int64, "cpu")
+    for value in (NUM_EMBEDDINGS, -1):
+        bad = idx.clone()
+        bad[7] = value
+        with pytest.raises(IndexError, match=rf"gpuprim.embedding_bag: indices must be in \[0, num_embeddings\) = "
+                           rf"\[0, {NUM_EMBEDDINGS}\), got indices\[7\] = {value}"):
+            gpuprim.embedding_bag(weight, bad, offsets)
+    for wild, message in (([3, 4, 10], "offsets must be starting at 0, got offsets\\[0\\] = 3"),
+                          ([0, 5, 3], "offsets must be non-decreasing, got offsets\\[2\\] = 3 < offsets\\[1\\] = 5"),
+                          ([0, 5, idx.numel() + 1], f"offsets must be at most len\\(indices\\) = {idx.numel()}")):
+        with pytest.raises(ValueError, match=message):
+            gpuprim.embedding_bag(weight, idx, torch.tensor(wild))
+    with pytest.raises(TypeError, match="takes weight first"):
+        gpuprim.embedding_bag(idx, weight.float(), offsets)
+
+
+@pytest.mark.gpu
+def test_bad_data_on_cuda_is_memory_safe():
+    """On CUDA, out-of-range indices are skipped like padding_idx and bad offsets clamped: no out-of-bounds access."""
+    device = "cuda"
     weight, idx, offsets, _ = _inputs("mixed", False, torch.int64, device)
     bad = idx.clone()
     bad[[1, 7, 12]] = torch.tensor([NUM_EMBEDDINGS, -5, 10**12], device=device)

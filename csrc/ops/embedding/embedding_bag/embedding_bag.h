@@ -4,6 +4,7 @@
 #include <c10/util/string_view.h>
 
 #include <optional>
+#include <vector>
 
 #include "ops/embedding/embedding_bag/embedding_bag_launch.h"
 
@@ -36,6 +37,12 @@ c10::SymInt embedding_bag_num_bags(const at::Tensor& indices, const std::optiona
 // given with include_last_offset, or multiples of the row length for 2-D indices.
 at::Tensor embedding_bag_bounds(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
                                 bool include_last_offset);
+
+// The rules only the data can break (torch's): every index in [0, num_weights), bounds starting at 0, never
+// decreasing, ending at or before len(indices). Raises IndexError / ValueError naming the first violation.
+// Host data: the CPU kernels call it on every call (the CUDA kernels check while they read).
+void embedding_bag_check_data(const at::Tensor& indices, const std::vector<int64_t>& bounds, int64_t num_weights,
+                              bool from_offsets, bool include_last_offset);
 
 // The sizes the kernels see (real tensors only).
 EmbeddingBagShape embedding_bag_shape(const at::Tensor& weight, const at::Tensor& indices, int64_t bags,

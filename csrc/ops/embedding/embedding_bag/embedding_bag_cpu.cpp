@@ -1,4 +1,4 @@
-// Checks and CPU kernels of gpuprim::embedding_bag and its backward: the readable reference for the CUDA
+// CPU kernels of gpuprim::embedding_bag and its backward: the readable reference for the CUDA
 // kernels (same skipping rules, same sort-by-row gradient, fp32 accumulation for 16-bit weights).
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -12,135 +12,6 @@
 #include "ops/embedding/embedding_bag/embedding_bag.h"
 
 namespace gpuprim {
-
-namespace {
-
-constexpr const char* kOp = "embedding_bag";
-
-EmbeddingBagMode parse_mode(c10::string_view mode) {
-  if (mode == "sum") return EmbeddingBagMode::kSum;
-  if (mode == "mean") return EmbeddingBagMode::kMean;
-  if (mode == "max") return EmbeddingBagMode::kMax;
-  GPUPRIM_CHECK_ARG(false, kOp, "mode", "one of 'sum', 'mean', 'max'", "'" + std::string(mode) + "'");
-  return EmbeddingBagMode::kSum;  // unreachable
-}
-
-bool is_index_type(at::ScalarType t) { return t == at::kInt || t == at::kLong; }
-
-}  // namespace
-
-EmbeddingBagArgs embedding_bag_check(const at::Tensor& weight, const at::Tensor& indices,
-                                     const std::optional<at::Tensor>& offsets, c10::string_view mode,
-                                     const std::optional<at::Tensor>& per_sample_weights,
-                                     std::optional<int64_t> padding_idx, bool include_last_offset, bool sparse) {
-  const EmbeddingBagMode op = parse_mode(mode);
-  const auto type = weight.scalar_type();
-  GPUPRIM_CHECK_DTYPE(type == at::kHalf || type == at::kBFloat16 || type == at::kFloat || type == at::kDouble, kOp,
-                      "weight", "a float16, bfloat16, float32 or float64 tensor", type);
-  GPUPRIM_CHECK_ARG(weight.dim() == 2, kOp, "weight", "2-D [num_embeddings, embedding_dim]",
-                    std::to_string(weight.dim()) + "-D tensor");
-  check_same_device(kOp, weight, "indices", indices);
-  GPUPRIM_CHECK_DTYPE(is_index_type(indices.scalar_type()), kOp, "indices", "an int32 or int64 tensor",
-                      indices.scalar_type());
-  GPUPRIM_CHECK_ARG(indices.dim() == 1 || indices.dim() == 2, kOp, "indices", "1-D (with offsets) or 2-D (bags of "
-                    "equal size, without offsets)", std::to_string(indices.dim()) + "-D tensor");
-  if (indices.dim() == 2) {
-    GPUPRIM_CHECK_ARG(!offsets.has_value(), kOp, "offsets", "None when indices is 2-D (each row is a bag)",
-                      "a tensor");
-  } else {
-    GPUPRIM_CHECK_ARG(offsets.has_value(), kOp, "offsets", "given when indices is 1-D", "None");
-    check_same_device(kOp, weight, "offsets", *offsets);
-    GPUPRIM_CHECK_DTYPE(is_index_type(offsets->scalar_type()), kOp, "offsets", "an int32 or int64 tensor",
-                        offsets->scalar_type());
-    GPUPRIM_CHECK_ARG(offsets->dim() == 1, kOp, "offsets", "1-D", std::to_string(offsets->dim()) + "-D tensor");
-    if (include_last_offset) {
-      GPUPRIM_CHECK_ARG(offsets->sym_size(0) >= 1, kOp, "offsets",
-                        "of length num_bags + 1 >= 1 with include_last_offset=True", offsets->sym_size(0));
-    }
-  }
-  if (per_sample_weights.has_value()) {
-    const at::Tensor& psw = *per_sample_weights;
-    GPUPRIM_CHECK_ARG(op == EmbeddingBagMode::kSum, kOp, "per_sample_weights", "None unless mode='sum'",
-                      "a tensor with mode='" + std::string(mode) + "'");
-    check_same_device(kOp, weight, "per_sample_weights", psw);
-    GPUPRIM_CHECK_DTYPE(psw.scalar_type() == type, kOp, "per_sample_weights", c10::str("of weight's dtype ", type),
-                        psw.scalar_type());
-    GPUPRIM_CHECK_ARG(psw.sym_sizes().equals(indices.sym_sizes()), kOp, "per_sample_weights",
-                      c10::str("of indices' shape ", indices.sym_sizes()), psw.sym_sizes());
-  }
-  GPUPRIM_CHECK_ARG(!(sparse && op == EmbeddingBagMode::kMax), kOp, "sparse", "False with mode='max'", "True");
-  int64_t padding = -1;
-  if (padding_idx.has_value()) {
-    const c10::SymInt rows = weight.sym_size(0);
-    const int64_t p = *padding_idx;
-    GPUPRIM_CHECK_ARG(rows > p && rows >= -p, kOp, "padding_idx", c10::str("in [-", rows, ", ", rows, ")"), p);
-    if (p < 0) {
-      // Counts from the end (as torch). Under symbolic shapes only non-negative values are accepted
-      // (the Python wrapper wraps negative ones first).
-      const std::optional<int64_t> known = weight.sym_size(0).maybe_as_int();
-      GPUPRIM_CHECK_ARG(known.has_value(), kOp, "padding_idx", "non-negative under symbolic shapes", p);
-      padding = p + *known;
-    } else {
-      padding = p;
-    }
-  }
-  return {op, padding};
-}
-
-EmbeddingBagArgs embedding_bag_backward_check(const at::Tensor& grad, const at::Tensor& weight,
-                                              const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
-                                              const at::Tensor& bag_size, const at::Tensor& max_indices,
-                                              const std::optional<at::Tensor>& per_sample_weights,
-                                              c10::string_view mode, std::optional<int64_t> padding_idx,
-                                              bool include_last_offset, bool sparse) {
-  constexpr const char* op = "embedding_bag_backward";
-  const EmbeddingBagArgs args =
-      embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
-  const c10::SymInt bags = embedding_bag_num_bags(indices, offsets, include_last_offset);
-  check_same_device(op, weight, "grad", grad);
-  GPUPRIM_CHECK_DTYPE(grad.scalar_type() == weight.scalar_type(), op, "grad",
-                      c10::str("of weight's dtype ", weight.scalar_type()), grad.scalar_type());
-  GPUPRIM_CHECK_ARG(grad.dim() == 2 && grad.sym_size(0) == bags && grad.sym_size(1) == weight.sym_size(1), op, "grad",
-                    c10::str("of shape [num_bags, embedding_dim] = [", bags, ", ", weight.sym_size(1), "]"),
-                    grad.sym_sizes());
-  check_same_device(op, weight, "bag_size", bag_size);
-  GPUPRIM_CHECK_DTYPE(bag_size.scalar_type() == at::kLong, op, "bag_size", "an int64 tensor", bag_size.scalar_type());
-  GPUPRIM_CHECK_ARG(bag_size.dim() == 1 && bag_size.sym_size(0) == bags, op, "bag_size",
-                    c10::str("of shape [num_bags] = [", bags, "]"), bag_size.sym_sizes());
-  check_same_device(op, weight, "max_indices", max_indices);
-  GPUPRIM_CHECK_DTYPE(max_indices.scalar_type() == at::kLong, op, "max_indices", "an int64 tensor",
-                      max_indices.scalar_type());
-  if (args.mode == EmbeddingBagMode::kMax) {
-    GPUPRIM_CHECK_ARG(max_indices.dim() == 2 && max_indices.sym_size(0) == bags &&
-                          max_indices.sym_size(1) == weight.sym_size(1),
-                      op, "max_indices", c10::str("of shape [num_bags, embedding_dim] with mode='max'"),
-                      max_indices.sym_sizes());
-  }
-  return args;
-}
-
-c10::SymInt embedding_bag_num_bags(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
-                                   bool include_last_offset) {
-  if (indices.dim() == 2) return indices.sym_size(0);  // include_last_offset has no effect (as torch)
-  return include_last_offset ? offsets->sym_size(0) - 1 : offsets->sym_size(0);
-}
-
-at::Tensor embedding_bag_bounds(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
-                                bool include_last_offset) {
-  const auto options = indices.options().dtype(at::kLong);
-  if (indices.dim() == 2) {
-    const int64_t bags = indices.size(0), length = indices.size(1);
-    return at::arange(bags + 1, options).mul_(length);
-  }
-  const at::Tensor o = offsets->to(at::kLong);
-  if (include_last_offset) return o.contiguous();
-  return at::cat({o, at::full({1}, indices.numel(), options)});
-}
-
-EmbeddingBagShape embedding_bag_shape(const at::Tensor& weight, const at::Tensor& indices, int64_t bags,
-                                      int64_t padding_idx) {
-  return {weight.size(0), weight.size(1), indices.numel(), bags, padding_idx};
-}
 
 namespace {
 
@@ -295,6 +166,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cpu(
                                      indices.options().dtype(at::kLong));
   if (bags == 0) return {out, bag_size, max_indices};
   const std::vector<int64_t> bounds = to_host(embedding_bag_bounds(indices, offsets, include_last_offset));
+  embedding_bag_check_data(idx, bounds, w.size(0), offsets.has_value(), include_last_offset);
   const EmbeddingBagShape shape = embedding_bag_shape(w, idx, bags, args.padding_idx);
   const at::Tensor psw = per_sample_weights.has_value() ? per_sample_weights->contiguous().view(-1) : at::Tensor();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, w.scalar_type(), "gpuprim_embedding_bag_cpu", [&] {
@@ -325,6 +197,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
   at::Tensor grad_psw = with_psw ? at::zeros(per_sample_weights->sizes(), w.options()) : at::zeros({0}, w.options());
   if (bags == 0 || dim == 0 || nnz == 0) return {grad_weight, rows, num_rows, grad_psw};
   const std::vector<int64_t> bounds = to_host(embedding_bag_bounds(indices, offsets, include_last_offset));
+  embedding_bag_check_data(idx, bounds, w.size(0), offsets.has_value(), include_last_offset);
   const EmbeddingBagShape shape = embedding_bag_shape(w, idx, bags, args.padding_idx);
   const at::Tensor psw = with_psw ? per_sample_weights->contiguous().view(-1) : at::Tensor();
   const at::Tensor sizes = bag_size.contiguous(), argmax = max_indices.contiguous();
