@@ -132,6 +132,10 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("scatter_reduce_(Tensor(a!) input, int dim, Tensor index, Tensor src, str reduce=\"sum\", *,"
         " bool include_self=True, bool? deterministic=None) -> ()",
         tags);
+  // Waits for every device a gpuprim kernel has recorded bad input on, then raises IndexError (Python:
+  // gpuprim.InputError) for the first violation recorded since the last report; CUDA ops otherwise report it
+  // at their next call on that device, without a sync. Does nothing in a CPU-only build.
+  m.def("check_errors() -> ()");
   // Test-only: launch configuration of sum/mean (0 = automatic); results never depend on it.
   m.def("_set_reduce_config(int blocks, int threads) -> ()");
 }

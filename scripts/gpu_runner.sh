@@ -11,10 +11,17 @@
 # skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase),
 # TEST_JOBS (test files run at once), TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds),
 # GPUPRIM_TEST_DEVICES (default cuda: the CPU variants of device-parametrized tests run in CI;
-# cpu,cuda runs both).
+# cpu,cuda runs both), SANITIZE=memcheck|racecheck|synccheck|initcheck (below).
+#
+# SANITIZE=<tool>: every test file's pytest process runs under `compute-sanitizer --tool <tool>` at small
+# shapes (GPUPRIM_TEST_SMALL=1: tests/conftest.py leaves out the > 2^31-element tests), benchmarks off by
+# default, longer timeouts; 0 errors expected. Each process's report goes to test_logs.tar.gz, the counts
+# and the first errors to sanitizer_summary.txt. The caching allocator stays on (CUDA graph capture needs
+# it), so memcheck sees accesses outside PyTorch's segments, not past a tensor into a neighbour in the
+# same segment; SANITIZE_NO_CACHING=1 sets PYTORCH_NO_CUDA_MEMORY_CACHING=1 for that (graph tests fail).
 # OUT_DIR gets at most a handful of files (the device tool returns <= 8): summary.txt,
-# build.log, tests.log, bench.log, bench_summary.md, test_logs.tar.gz (per-test-file logs) and
-# bench_results.tar.gz (benchmark JSON + PNG).
+# build.log, tests.log, bench.log, bench_summary.md, test_logs.tar.gz (per-test-file logs),
+# bench_results.tar.gz (benchmark JSON + PNG) and, with SANITIZE, sanitizer_summary.txt.
 set -uo pipefail
 out=${1:?usage: gpu_runner.sh OUT_DIR}
 mkdir -p "$out"
@@ -28,6 +35,18 @@ export PYTHONPATH="$root/torch_ops${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
 # The CUDA variants of device-parametrized tests (plus every GPU-only test); CI runs the CPU ones.
 export GPUPRIM_TEST_DEVICES=${GPUPRIM_TEST_DEVICES:-cuda}
+sanitize=${SANITIZE:-}
+if [ -n "$sanitize" ]; then
+  case "$sanitize" in memcheck|racecheck|synccheck|initcheck) ;;
+    *) echo "SANITIZE must be memcheck, racecheck, synccheck or initcheck, got '$sanitize'" >&2; exit 2 ;; esac
+  command -v compute-sanitizer >/dev/null || export PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
+  export GPUPRIM_TEST_SMALL=1
+  export TORCHINDUCTOR_COMPILE_THREADS=1  # no compile worker processes to sanitize
+  [ "${SANITIZE_NO_CACHING:-0}" = 1 ] && export PYTORCH_NO_CUDA_MEMORY_CACHING=1
+  BENCH=${BENCH:-none}
+  TEST_TIMEOUT=${TEST_TIMEOUT:-480}
+  TEST_FILE_TIMEOUT=${TEST_FILE_TIMEOUT:-450}
+fi
 work=$(mktemp -d)
 summary="$out/summary.txt"
 phase() { echo "== $(date +%T) $*" | tee -a "$summary"; }
@@ -85,14 +104,23 @@ done
 if [ "${TESTS:-}" = none ]; then
   phase "tests skipped (TESTS=none)"
 else
-phase "tests"
+phase "tests${sanitize:+ under compute-sanitizer --tool $sanitize ($(compute-sanitizer --version | tail -1))}"
 files=${TESTS:-}
 timeout $(( ${TEST_TIMEOUT:-330} + 60 )) "$python" scripts/run_tests_isolated.py "$work/test_logs" \
   --jobs "${TEST_JOBS:-5}" --timeout "${TEST_FILE_TIMEOUT:-200}" --deadline "${TEST_TIMEOUT:-330}" \
-  ${files:+--files $files} -rfE 2>&1 | tee "$out/tests.log"
-grep "^gpu-runner tests:" "$out/tests.log" | tee -a "$summary"
+  ${files:+--files $files} ${sanitize:+--sanitize $sanitize} -rfE 2>&1 | tee "$out/tests.log"
+grep -E "^gpu-runner (tests|sanitizer)" "$out/tests.log" | tee -a "$summary"
 # The failure details of each file, for the summary.
 grep -h -E "^(FAILED|ERROR) " "$work"/test_logs/*.log 2>/dev/null | head -40 | tee -a "$summary"
+if [ -n "$sanitize" ]; then  # the counts per file, then the first errors of every report that has any
+  { grep -E "^gpu-runner sanitizer" "$out/tests.log"
+    grep -E "^  test_\S+ .* $sanitize: " "$out/tests.log"
+    for report in "$work"/test_logs/*."$sanitize".*.log; do
+      grep -q -E "ERROR SUMMARY: [1-9]|hazards? displayed \([1-9]" "$report" 2>/dev/null || continue
+      echo "---- $(basename "$report")"
+      grep -E "^=========" "$report" | head -60
+    done; } >"$out/sanitizer_summary.txt" 2>&1
+fi
 tar -czf "$out/test_logs.tar.gz" -C "$work" test_logs  # now, in case a later phase runs out of time
 fi
 

@@ -10,8 +10,14 @@ crash does not hide the results of the tests after it.
 A --deadline (seconds for the whole run) shortens the last runs so that the summary line is
 always printed: an outer `timeout` would kill this script before it.
 
+--sanitize TOOL (memcheck, racecheck, synccheck, initcheck) runs every pytest process under
+compute-sanitizer with that tool, its report in LOG_DIR/<file>.<tool>.<pid>.log, and adds the errors it
+counted to the summary line (any error fails the run):
+
+    gpu-runner sanitizer (memcheck): N errors in N files (N reports)
+
 Usage: python3 scripts/run_tests_isolated.py LOG_DIR [--jobs 4] [--timeout 300] [--deadline S] [--files ...]
-       [pytest args...]
+       [--sanitize TOOL] [pytest args...]
 """
 from __future__ import annotations
 
@@ -26,11 +32,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
 CRASH_SITE = re.compile(r'File "[^"]*/tests/(test_\w+\.py)", line \d+ in (test_\w+)')
+# compute-sanitizer's last line for a process: "ERROR SUMMARY: 3 errors"; racecheck's may be
+# "RACECHECK SUMMARY: N hazards displayed (N errors, N warnings)" instead.
+SANITIZER_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?")
+SANITIZER_OPTIONS = {
+    # Leaks are PyTorch's caching allocator holding memory by design; API errors are reported (a CUDA call
+    # that failed), as they would be a bug in gpuprim's host code too.
+    "memcheck": ["--leak-check", "no"],
+    "racecheck": ["--racecheck-report", "all"],
+    "synccheck": [],
+    "initcheck": [],
+}
 
 
-def run_pytest(args: list[str], log: Path, timeout: int) -> tuple[str, str]:
+def run_pytest(args: list[str], log: Path, timeout: int, sanitize: str | None = None) -> tuple[str, str]:
+    prefix = []
+    if sanitize:  # one report per process (%p): a test that spawns a CUDA process gets its own
+        prefix = ["compute-sanitizer", "--tool", sanitize, *SANITIZER_OPTIONS[sanitize], "--print-limit", "50",
+                  "--log-file", str(log.with_name(f"{log.stem}.{sanitize}.%p.log"))]
     try:
-        command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:logging", *args]
+        command = [*prefix, sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:logging", *args]
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
         output, status = proc.stdout + proc.stderr, ("ok" if proc.returncode in (0, 1, 5) else f"rc={proc.returncode}")
     except subprocess.TimeoutExpired as e:
@@ -48,7 +69,21 @@ def outcomes_of(output: str) -> dict:
     return {test: outcome.lower() for test, outcome in OUTCOME.findall(output)}
 
 
-def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], deadline: float):
+def sanitizer_errors(log_dir: Path, stem: str, tool: str) -> tuple[int, int]:
+    """(errors, reports) over every process report of one test file's runs."""
+    errors = reports = 0
+    name = re.compile(rf"{re.escape(stem)}(\.rerun\d+)?\.{tool}\.\d+\.log")
+    for report in log_dir.iterdir():
+        if not name.fullmatch(report.name):
+            continue
+        summaries = SANITIZER_SUMMARY.findall(report.read_text(errors="replace"))
+        errors += max([int(total) for total, _ in summaries if total] or [int(r) for _, r in summaries if r] or [0])
+        reports += 1
+    return errors, reports
+
+
+def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], deadline: float,
+             sanitize: str | None = None):
     start = time.time()
     excluded: list[str] = []
     outcomes: dict = {}
@@ -60,7 +95,7 @@ def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], dea
             break
         args = [str(test_file), *extra] + (["-k", " and ".join(f"not {name}" for name in excluded)] if excluded else [])
         output, status = run_pytest(args, log_dir / f"{test_file.stem}{'' if attempt == 0 else f'.rerun{attempt}'}.log",
-                                    min(timeout, remaining))
+                                    min(timeout, remaining), sanitize)
         outcomes.update(outcomes_of(output))  # a rerun repeats earlier tests: count each test once
         statuses.append(status)
         crash = CRASH_SITE.findall(output.split("Current thread")[-1]) if status.startswith("rc=-") else []
@@ -84,23 +119,35 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--deadline", type=int, default=3600, help="seconds for the whole run")
     parser.add_argument("--files", nargs="*", help="test files (default: tests/test_*.py)")
+    parser.add_argument("--sanitize", choices=sorted(SANITIZER_OPTIONS), help="run under compute-sanitizer")
     args, extra = parser.parse_known_args()
     args.log_dir.mkdir(parents=True, exist_ok=True)
     files = [Path(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
     totals = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
     all_crashed = []
     deadline = time.time() + args.deadline
+    sanitizer = {"errors": 0, "files": 0, "reports": 0}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for name, counts, seconds, statuses, crashed in pool.map(
-                lambda f: run_file(f, args.log_dir, args.timeout, extra, deadline), files):
+                lambda f: run_file(f, args.log_dir, args.timeout, extra, deadline, args.sanitize), files):
             for kind, number in counts.items():
                 totals[kind] = totals.get(kind, 0) + number
             all_crashed += crashed
-            print(f"  {name:<28} {','.join(statuses):<16} {seconds:6.1f}s  {counts}"
+            found = ""
+            if args.sanitize:
+                errors, reports = sanitizer_errors(args.log_dir, Path(name).stem, args.sanitize)
+                sanitizer["errors"] += errors
+                sanitizer["files"] += errors > 0
+                sanitizer["reports"] += reports
+                found = f"  {args.sanitize}: {errors} errors" + ("" if reports else " (no report: did it start?)")
+            print(f"  {name:<28} {','.join(statuses):<16} {seconds:6.1f}s  {counts}{found}"
                   + (f"  crashed in: {' '.join(crashed)}" if crashed else ""), flush=True)
     summary = ", ".join(f"{totals[k]} {k}" for k in ("passed", "failed", "skipped", "errors"))
     print(f"gpu-runner tests: {summary}" + (f" (crashed: {' '.join(all_crashed)})" if all_crashed else ""))
-    sys.exit(1 if totals["failed"] or totals["errors"] or all_crashed else 0)
+    if args.sanitize:
+        print(f"gpu-runner sanitizer ({args.sanitize}): {sanitizer['errors']} errors in {sanitizer['files']} files "
+              f"({sanitizer['reports']} reports)")
+    sys.exit(1 if totals["failed"] or totals["errors"] or all_crashed or sanitizer["errors"] else 0)
 
 
 if __name__ == "__main__":

@@ -221,4 +221,9 @@ at::Tensor scatter_add(const at::Tensor& input, int64_t dim, const at::Tensor& i
   return scatter_reduce(input, dim, index, src, "sum", /*include_self=*/true, deterministic);
 }
 
+void check_errors() {
+  static const auto op = find_op<void()>("gpuprim::check_errors");
+  op.call();
+}
+
 }  // namespace gpuprim

@@ -23,6 +23,7 @@ _load_library()
 
 from gpuprim import nn  # noqa: E402
 from gpuprim._determinism import deterministic, is_deterministic, set_deterministic  # noqa: E402
+from gpuprim._errors import InputError, check_errors  # noqa: E402
 from gpuprim._validate import is_validating, set_validate, validate  # noqa: E402
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact  # noqa: E402
@@ -56,6 +57,7 @@ __version__ = "0.1.0"
 __all__ = [
     "argsort",
     "bincount",
+    "check_errors",
     "compact",
     "cumsum",
     "deterministic",
@@ -63,6 +65,7 @@ __all__ = [
     "histogram",
     "index_add",
     "index_add_",
+    "InputError",
     "is_deterministic",
     "is_validating",
     "masked_select",

@@ -7,9 +7,11 @@ import torch
 from torch import Tensor
 
 from gpuprim._determinism import is_deterministic
+from gpuprim._errors import reports_input_errors
 from gpuprim._validate import is_validating
 
 
+@reports_input_errors
 def bincount(
     x: Tensor,
     num_bins: int,

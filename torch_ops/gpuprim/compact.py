@@ -8,7 +8,10 @@ import torch
 from torch import Tensor
 from torch.types import Number
 
+from gpuprim._errors import reports_input_errors
 
+
+@reports_input_errors
 def compact(x: Tensor, mask: Tensor, *, fill_value: Optional[Number] = 0) -> Tuple[Tensor, Tensor]:
     """Keeps the elements of ``x`` where ``mask`` is set, in order, without a host sync.
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 
+
+@reports_input_errors
 def cumsum(x: Tensor, dim: int = -1, *, exclusive: bool = False, reverse: bool = False) -> Tensor:
     """Cumulative sum of ``x`` along ``dim``, like :func:`torch.cumsum`.
 

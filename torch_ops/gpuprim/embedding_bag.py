@@ -6,9 +6,11 @@ from typing import Optional
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 from gpuprim._validate import is_validating
 
 
+@reports_input_errors
 def embedding_bag(
     weight: Tensor,
     indices: Tensor,

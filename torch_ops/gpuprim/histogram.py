@@ -7,8 +7,10 @@ import torch
 from torch import Tensor
 
 from gpuprim._determinism import is_deterministic
+from gpuprim._errors import reports_input_errors
 
 
+@reports_input_errors
 def histogram(
     x: Tensor,
     bins: int,

@@ -7,9 +7,11 @@ import torch
 from torch import Tensor
 
 from gpuprim._determinism import is_deterministic
+from gpuprim._errors import reports_input_errors
 from gpuprim._validate import is_validating
 
 
+@reports_input_errors
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Union[int, float] = 1) -> Tensor:
     """Out-of-place :func:`torch.index_add`: ``out = input.clone(); out.index_select(dim, index[i]) += alpha * source
     .select(dim, i)`` for every ``i``.
@@ -44,6 +46,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     )
 
 
+@reports_input_errors
 def scatter_reduce(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str = "sum", *, include_self: bool = True
 ) -> Tensor:
@@ -87,6 +90,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return scatter_reduce(input, dim, index, src, "sum", include_self=True)
 
 
+@reports_input_errors
 def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Union[int, float] = 1) -> Tensor:
     """In-place :func:`index_add` (like :meth:`torch.Tensor.index_add_`): adds into ``input`` and returns it.
 
@@ -99,6 +103,7 @@ def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha:
     return input
 
 
+@reports_input_errors
 def scatter_reduce_(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str = "sum", *, include_self: bool = True
 ) -> Tensor:

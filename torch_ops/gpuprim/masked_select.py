@@ -4,6 +4,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
+
 
 @torch.library.register_fake("gpuprim::masked_select")
 def _masked_select_fake(x: Tensor, mask: Tensor) -> Tensor:
@@ -18,6 +20,7 @@ def _masked_select_fake(x: Tensor, mask: Tensor) -> Tensor:
     return x.new_empty((kept,))
 
 
+@reports_input_errors
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     """``torch.masked_select(x, mask)`` for a bool ``mask`` of ``x``'s shape (no broadcasting).
 

@@ -6,7 +6,10 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 
+
+@reports_input_errors
 def run_length_encode(x: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     """Run-length encoding of 1-D ``x``, without a host sync.
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 from gpuprim._validate import is_validating
 
 
+@reports_input_errors
 def segment_reduce(src: Tensor, offsets: Tensor, reduce: str = "sum", dim: int = 0) -> Tensor:
     """Reduces the segments ``src[offsets[s]:offsets[s+1]]`` (along ``dim``) into one row each.
 

@@ -6,7 +6,10 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 
+
+@reports_input_errors
 def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = True) -> Tuple[Tensor, Tensor]:
     """Sorts ``x`` along ``dim``, like ``torch.sort(x, dim, descending=descending, stable=True)``.
 
@@ -39,6 +42,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = T
     return values, indices
 
 
+@reports_input_errors
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = True) -> Tensor:
     """The ``indices`` of :func:`sort`: like ``torch.argsort(x, dim, descending=descending, stable=True)``
     (``stable`` as in :func:`sort`: always stable)."""

@@ -6,9 +6,11 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 from gpuprim._validate import is_validating
 
 
+@reports_input_errors
 def sort_pairs(keys: Tensor, values: Tensor, *, descending: bool = False,
                end_bit: Optional[int] = None) -> Tuple[Tensor, Tensor]:
     """Sorts 1-D ``keys`` stably and moves ``values`` with them.

@@ -4,7 +4,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 
+
+@reports_input_errors
 def sort_values(x: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
     """The ``values`` of :func:`gpuprim.sort` alone: ``torch.sort(x, dim, descending=descending, stable=True).values``.
 

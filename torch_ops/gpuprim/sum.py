@@ -6,6 +6,8 @@ from typing import List, Optional, Sequence, Union
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
+
 Dims = Optional[Union[int, Sequence[int]]]
 
 
@@ -13,6 +15,7 @@ def _dims(dim: Dims) -> Optional[List[int]]:
     return [dim] if isinstance(dim, int) else (None if dim is None else list(dim))
 
 
+@reports_input_errors
 def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *, dtype: Optional[torch.dtype] = None) -> Tensor:  # noqa: A001
     """Sum of ``x`` over ``dim``, like :func:`torch.sum`, with results that never depend on order.
 
@@ -38,6 +41,7 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *, dtype: Optional[t
     return torch.ops.gpuprim.sum.default(x, _dims(dim), keepdim, dtype=dtype)
 
 
+@reports_input_errors
 def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, *, dtype: Optional[torch.dtype] = None) -> Tensor:
     """Mean of ``x`` over ``dim``, like :func:`torch.mean`; bitwise reproducible like :func:`gpuprim.sum`.
 

@@ -6,7 +6,10 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 
+
+@reports_input_errors
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> Tuple[Tensor, Tensor]:  # noqa: A002
     """The ``k`` largest (``largest=False``: smallest) elements of ``x`` along ``dim``, like ``torch.topk``.

@@ -6,7 +6,10 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 
+
+@reports_input_errors
 def topk_gating(logits: Tensor, k: int, score: str = "softmax", renormalize: bool = True) -> Tuple[Tensor, Tensor]:
     """Routes each token to its ``k`` best experts: ``(gates, expert_ids)``.
 

@@ -146,4 +146,10 @@ void scatter_reduce_(at::Tensor& input, int64_t dim, const at::Tensor& index, co
 at::Tensor scatter_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                        std::optional<bool> deterministic = std::nullopt);
 
+// Waits for every CUDA device on which a gpuprim kernel recorded bad input data (an index, offset or id out
+// of range), then throws c10::IndexError naming the op, the argument, the position and the value of the first
+// violation recorded since the last report. Without it, CUDA ops report such errors at their next call on that
+// device, without a sync. Does nothing in a CPU-only build.
+void check_errors();
+
 }  // namespace gpuprim

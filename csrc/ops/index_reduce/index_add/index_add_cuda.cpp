@@ -26,6 +26,7 @@ void index_add_cuda_into(at::Tensor& out, int64_t d, const at::Tensor& index, co
 
 at::Tensor index_add_cuda(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                           const c10::Scalar& alpha, std::optional<bool> deterministic) {
+  check_input_errors(input.device());  // what an earlier call's kernels found (no sync)
   const int64_t d = index_add_check(input, dim, index, source, alpha);
   const c10::cuda::CUDAGuard guard(input.device());
   at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
@@ -37,6 +38,7 @@ at::Tensor index_add_cuda(const at::Tensor& input, int64_t dim, const at::Tensor
 // through a temporary.
 void index_add_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                      const c10::Scalar& alpha, std::optional<bool> deterministic) {
+  check_input_errors(input.device());
   const int64_t d = index_add_check(input, dim, index, source, alpha);
   const c10::cuda::CUDAGuard guard(input.device());
   at::Tensor self = input;
