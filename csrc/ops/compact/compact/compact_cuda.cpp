@@ -12,15 +12,13 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor> compact_cuda(const at::Tensor& x, const at::Tensor& mask,
                                                 const std::optional<at::Scalar>& fill_value) {
-  compact_check(x, mask);
-  const at::Tensor fill = compact_fill(x, fill_value);
+  const at::Tensor fill = compact_checked_fill(x, mask, fill_value);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();
   const at::Tensor flags = mask.contiguous();
-  at::Tensor out = at::empty({x.numel()}, x.options());
-  at::Tensor count = at::empty({1}, x.options().dtype(at::kLong));
+  auto [out, count] = compact_outputs(x);
   TorchWorkspace workspace(x.device());
-  compact_cuda_launch(input.const_data_ptr(), flags.const_data_ptr<bool>(), x.numel(),
+  compact_cuda_launch("compact", input.const_data_ptr(), flags.const_data_ptr<bool>(), x.numel(),
                       static_cast<int>(x.element_size()), out.mutable_data_ptr(), count.mutable_data_ptr<int64_t>(),
                       fill.defined() ? fill.const_data_ptr() : nullptr, workspace, current_stream());
   return {out, count};

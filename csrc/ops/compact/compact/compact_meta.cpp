@@ -9,9 +9,8 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor> compact_meta(const at::Tensor& x, const at::Tensor& mask,
                                                 const std::optional<at::Scalar>& fill_value) {
-  compact_check(x, mask);
-  compact_fill(x, fill_value);
-  return {at::empty_symint({x.sym_numel()}, x.options()), at::empty({1}, x.options().dtype(at::kLong))};
+  compact_checked_fill(x, mask, fill_value);
+  return compact_outputs(x);
 }
 
 }  // namespace

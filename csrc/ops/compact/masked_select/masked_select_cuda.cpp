@@ -1,7 +1,6 @@
-// CUDA glue of gpuprim::masked_select: compact's kernels without a fill (ops/compact/compact_launch.h)
+// CUDA glue of gpuprim::masked_select: compact's kernels without a fill (ops/compact/compact/compact_launch.h)
 // into an x-sized scratch buffer, then the count read on the host (the sync that sizes the output) and the kept
-// prefix copied out. (Counting the mask first with at::sum cast it to int64 in memory: 1.9 ms at 256M, slower
-// than torch.masked_select's 1.75.)
+// prefix copied out. (Counting the mask first with at::sum cast it to int64 in memory, which was slower.)
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -23,9 +22,9 @@ at::Tensor masked_select_cuda(const at::Tensor& x, const at::Tensor& mask) {
   at::Tensor scratch = at::empty({n}, x.options());
   at::Tensor count = at::empty({1}, x.options().dtype(at::kLong));
   TorchWorkspace workspace(x.device());
-  compact_cuda_launch(input.const_data_ptr(), flags.const_data_ptr<bool>(), n, static_cast<int>(x.element_size()),
-                      scratch.mutable_data_ptr(), count.mutable_data_ptr<int64_t>(), /*fill=*/nullptr, workspace,
-                      current_stream());
+  compact_cuda_launch("masked_select", input.const_data_ptr(), flags.const_data_ptr<bool>(), n,
+                      static_cast<int>(x.element_size()), scratch.mutable_data_ptr(), count.mutable_data_ptr<int64_t>(),
+                      /*fill=*/nullptr, workspace, current_stream());
   const int64_t kept = count.item<int64_t>();  // syncs
   at::Tensor out = scratch.narrow(0, 0, kept).clone();  // its own storage of exactly the kept elements
   return out;

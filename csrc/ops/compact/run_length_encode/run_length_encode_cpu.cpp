@@ -6,13 +6,6 @@
 
 namespace gpuprim {
 
-void run_length_encode_check(const at::Tensor& x) {
-  GPUPRIM_CHECK_ARG(x.dim() == 1, "run_length_encode", "x", "1-D", std::to_string(x.dim()) + "-D tensor");
-  const auto type = x.scalar_type();
-  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true),
-                      "run_length_encode", "x", "a floating-point, integer or bool tensor", type);
-}
-
 namespace {
 
 // A run is a maximal stretch of consecutive elements equal under == (so NaN != NaN: every NaN is a

@@ -8,7 +8,6 @@
 
 namespace gpuprim {
 
-
 // Runs of equal (==) consecutive elements of x[0, n): unique[r] = the run's first element,
 // counts[r] = its length, *num_runs on the device; unique/counts past num_runs are zero.
 // n >= 0 (64-bit); no host sync.

@@ -16,16 +16,13 @@ std::tuple<at::Tensor, at::Tensor> bincount_cuda(const at::Tensor& x, int64_t nu
   const auto count_type = bincount_check(x, num_bins, weights);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();
-  at::Tensor counts = at::empty({num_bins}, input.options().dtype(count_type));
-  at::Tensor overflow = at::empty({1}, input.options().dtype(at::kLong));
-  // Weights are read in the counts' dtype, as torch.bincount does (a cast only for non-fp32 weights).
-  const at::Tensor w = weights.has_value() ? weights->to(count_type).contiguous() : at::Tensor();
+  const CountBuffers out = count_buffers(input, num_bins, count_type, weights);
   TorchWorkspace workspace(input.device());
   bincount_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()), input.numel(), num_bins,
-                       w.defined() ? w.const_data_ptr() : nullptr, to_dtype(count_type), counts.mutable_data_ptr(),
-                       overflow.mutable_data_ptr<int64_t>(), resolve_deterministic(deterministic), workspace,
-                       current_stream());
-  return {counts, overflow};
+                       out.weights.defined() ? out.weights.const_data_ptr() : nullptr, to_dtype(count_type),
+                       out.counts.mutable_data_ptr(), out.overflow.mutable_data_ptr<int64_t>(),
+                       resolve_deterministic(deterministic), workspace, current_stream());
+  return {out.counts, out.overflow};
 }
 
 }  // namespace

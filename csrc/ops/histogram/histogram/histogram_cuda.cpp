@@ -4,6 +4,7 @@
 
 #include "common/cuda_workspace.h"
 #include "common/torch_utils.h"
+#include "ops/histogram/bincount/bincount.h"
 #include "ops/histogram/histogram/histogram.h"
 #include "ops/histogram/histogram/histogram_launch.h"
 
@@ -16,16 +17,13 @@ std::tuple<at::Tensor, at::Tensor> histogram_cuda(const at::Tensor& x, int64_t b
   const auto count_type = histogram_check(x, bins, lo, hi, weights);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();
-  at::Tensor counts = at::empty({bins}, input.options().dtype(count_type));
-  at::Tensor overflow = at::empty({1}, input.options().dtype(at::kLong));
-  // Weights are read in the counts' dtype, as bincount does (a cast only for non-fp32 weights).
-  const at::Tensor w = weights.has_value() ? weights->to(count_type).contiguous() : at::Tensor();
+  const CountBuffers out = count_buffers(input, bins, count_type, weights);  // weights as bincount reads them
   TorchWorkspace workspace(input.device());
   histogram_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()), input.numel(), bins, lo, hi,
-                        histogram_scale(bins, lo, hi), w.defined() ? w.const_data_ptr() : nullptr,
-                        to_dtype(count_type), counts.mutable_data_ptr(), overflow.mutable_data_ptr<int64_t>(),
+                        histogram_scale(bins, lo, hi), out.weights.defined() ? out.weights.const_data_ptr() : nullptr,
+                        to_dtype(count_type), out.counts.mutable_data_ptr(), out.overflow.mutable_data_ptr<int64_t>(),
                         resolve_deterministic(deterministic), workspace, current_stream());
-  return {counts, overflow};
+  return {out.counts, out.overflow};
 }
 
 }  // namespace

@@ -8,10 +8,6 @@
 
 namespace gpuprim {
 
-// Bin width 2^shift, for integer x of at most 32 bits with integer lo and hi (|lo|, |hi| <= 2^40),
-// where the float64 bin math is exact and integer shifts give the same bins; -1 otherwise.
-int histogram_power_of_two_shift(DType x_type, int64_t bins, double lo, double hi);
-
 // counts: [bins] int64 when weights == nullptr, else sums in count_type (kFloat32 or kFloat64), with
 // weights already in count_type. overflow: [1] int64. Both are overwritten. scale = bins / (hi - lo).
 void histogram_cuda_launch(const void* x, DType x_type, int64_t n, int64_t bins, double lo, double hi, double scale,

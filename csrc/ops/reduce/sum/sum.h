@@ -7,6 +7,9 @@
 
 namespace gpuprim {
 
+// The op's name in errors: mean, or sum. Each kernel file registers f<false> for sum and f<true> for mean.
+constexpr const char* sum_op_name(bool mean) { return mean ? "mean" : "sum"; }
+
 // What a sum/mean call reduces, checked without reading data.
 struct SumPlan {
   std::vector<int64_t> permutation;  // kept dims (in order), then reduced dims (in order)
@@ -21,6 +24,9 @@ SumPlan sum_check(const char* op, const at::Tensor& x, at::OptionalIntArrayRef d
 
 // Output sizes (SymInt-safe, for Meta and autograd).
 std::vector<c10::SymInt> sum_out_sizes(const at::Tensor& x, const SumPlan& plan, bool keepdim);
+
+// The (uninitialized) output on x's device: sum_out_sizes, plan.out_dtype.
+at::Tensor sum_output(const at::Tensor& x, const SumPlan& plan, bool keepdim);
 
 // x with the kept dims first and the reduced dims last, contiguous: a [rows, cols] matrix.
 at::Tensor sum_as_rows(const at::Tensor& x, const SumPlan& plan, int64_t& rows, int64_t& cols);

@@ -15,7 +15,7 @@ class SumFunction : public torch::autograd::Function<SumFunction> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
                             at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
                             bool mean) {
-    const SumPlan plan = sum_check(mean ? "mean" : "sum", x, dim, dtype);
+    const SumPlan plan = sum_check(sum_op_name(mean), x, dim, dtype);
     std::vector<int64_t> reduced;
     for (int64_t d = 0; d < x.dim(); ++d) {
       if (plan.reduced[d]) reduced.push_back(d);
@@ -50,31 +50,21 @@ class SumFunction : public torch::autograd::Function<SumFunction> {
 
 // No gradient needed: straight to the kernel, skipping the graph node and its saved state (a few
 // microseconds, which is most of a small input's latency; benchmarks/bench_sum.py fp32_1000).
-bool needs_grad(const at::Tensor& x) { return torch::autograd::GradMode::is_enabled() && x.requires_grad(); }
-
+template <bool kMean>
 at::Tensor sum_autograd(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<at::ScalarType> dtype) {
-  if (!needs_grad(x)) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    return gpuprim::sum(x, dim, keepdim, dtype);
+  if (torch::autograd::GradMode::is_enabled() && x.requires_grad()) {
+    return SumFunction::apply(x, dim, keepdim, dtype, kMean);
   }
-  return SumFunction::apply(x, dim, keepdim, dtype, false);
-}
-
-at::Tensor mean_autograd(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
-                         std::optional<at::ScalarType> dtype) {
-  if (!needs_grad(x)) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    return gpuprim::mean(x, dim, keepdim, dtype);
-  }
-  return SumFunction::apply(x, dim, keepdim, dtype, true);
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return kMean ? gpuprim::mean(x, dim, keepdim, dtype) : gpuprim::sum(x, dim, keepdim, dtype);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("sum", &sum_autograd);
-  m.impl("mean", &mean_autograd);
+  m.impl("sum", &sum_autograd<false>);
+  m.impl("mean", &sum_autograd<true>);
 }
 
 }  // namespace gpuprim

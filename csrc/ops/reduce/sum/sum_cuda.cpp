@@ -11,9 +11,10 @@
 namespace gpuprim {
 namespace {
 
-at::Tensor sum_impl_cuda(const char* op, const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
-                         std::optional<at::ScalarType> dtype, bool mean) {
-  const SumPlan plan = sum_check(op, x, dim, dtype);
+template <bool kMean>
+at::Tensor sum_cuda(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype) {
+  const SumPlan plan = sum_check(sum_op_name(kMean), x, dim, dtype);
   const c10::cuda::CUDAGuard guard(x.device());
   const ReduceConfig config = reduce_config();
   // Reduced dims forming one block [first, last] followed by kept dims, in a contiguous x: reduce the
@@ -30,40 +31,30 @@ at::Tensor sum_impl_cuda(const char* op, const at::Tensor& x, at::OptionalIntArr
     const auto sizes = x.sizes();
     const int64_t outer = c10::multiply_integers(sizes.slice(0, first));
     const int64_t n = c10::multiply_integers(sizes.slice(first, last + 1 - first));
-    at::Tensor out = at::empty_symint(sum_out_sizes(x, plan, keepdim), x.options().dtype(plan.out_dtype));
+    at::Tensor out = sum_output(x, plan, keepdim);
     if (outer * inner == 0) return out;
     TorchWorkspace workspace(x.device());
     sum_cuda_launch_columns(x.const_data_ptr(), to_dtype(x.scalar_type()), out.mutable_data_ptr(),
-                            to_dtype(plan.out_dtype), outer, n, inner, mean, config.blocks, config.threads, workspace,
+                            to_dtype(plan.out_dtype), outer, n, inner, kMean, config.blocks, config.threads, workspace,
                             current_stream());
     return out;
   }
   int64_t rows = 0, cols = 0;
   const at::Tensor matrix = sum_as_rows(x, plan, rows, cols);
-  at::Tensor out = at::empty_symint(sum_out_sizes(x, plan, keepdim), x.options().dtype(plan.out_dtype));
+  at::Tensor out = sum_output(x, plan, keepdim);
   if (rows == 0) return out;
   TorchWorkspace workspace(x.device());
   sum_cuda_launch(matrix.const_data_ptr(), to_dtype(matrix.scalar_type()), out.mutable_data_ptr(),
-                  to_dtype(plan.out_dtype), rows, cols, mean, config.blocks, config.threads, workspace,
+                  to_dtype(plan.out_dtype), rows, cols, kMean, config.blocks, config.threads, workspace,
                   current_stream());
   return out;
-}
-
-at::Tensor sum_cuda(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
-                    std::optional<at::ScalarType> dtype) {
-  return sum_impl_cuda("sum", x, dim, keepdim, dtype, false);
-}
-
-at::Tensor mean_cuda(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
-                     std::optional<at::ScalarType> dtype) {
-  return sum_impl_cuda("mean", x, dim, keepdim, dtype, true);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("sum", &sum_cuda);
-  m.impl("mean", &mean_cuda);
+  m.impl("sum", &sum_cuda<false>);
+  m.impl("mean", &sum_cuda<true>);
 }
 
 }  // namespace gpuprim

@@ -6,23 +6,17 @@
 namespace gpuprim {
 namespace {
 
+template <bool kMean>
 at::Tensor sum_meta(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
-  const SumPlan plan = sum_check("sum", x, dim, dtype);
-  return at::empty_symint(sum_out_sizes(x, plan, keepdim), x.options().dtype(plan.out_dtype));
-}
-
-at::Tensor mean_meta(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
-                     std::optional<at::ScalarType> dtype) {
-  const SumPlan plan = sum_check("mean", x, dim, dtype);
-  return at::empty_symint(sum_out_sizes(x, plan, keepdim), x.options().dtype(plan.out_dtype));
+  return sum_output(x, sum_check(sum_op_name(kMean), x, dim, dtype), keepdim);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("sum", &sum_meta);
-  m.impl("mean", &mean_meta);
+  m.impl("sum", &sum_meta<false>);
+  m.impl("mean", &sum_meta<true>);
 }
 
 }  // namespace gpuprim

@@ -7,13 +7,6 @@
 
 namespace gpuprim {
 
-int64_t cumsum_check(const at::Tensor& x, int64_t dim) {
-  const auto type = x.scalar_type();
-  GPUPRIM_CHECK_DTYPE(at::isFloatingType(type) || at::isIntegralType(type, /*includeBool=*/true), "cumsum", "x",
-                      "a floating-point, integer or bool tensor", type);
-  return wrap_dim("cumsum", "dim", dim, x.dim());
-}
-
 namespace {
 
 // Same accumulator rule as the CUDA kernel: fp32 for 16-bit floats, int64 for integers.

@@ -2,6 +2,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "common/cuda_workspace.h"
 #include "common/torch_utils.h"
 #include "ops/scan/cumsum/cumsum.h"
@@ -9,6 +12,14 @@
 
 namespace gpuprim {
 namespace {
+
+// Benchmarking knob: GPUPRIM_SCAN_ALGO=three_pass scans the long rows of fp32/fp16/bf16 with reduce-then-scan
+// instead of the single pass (benchmarks/bench_cumsum.py times both). Read per call, ~100 ns.
+scan::Algorithm scan_algorithm() {
+  const char* algo = std::getenv("GPUPRIM_SCAN_ALGO");
+  return algo != nullptr && std::strcmp(algo, "three_pass") == 0 ? scan::Algorithm::kThreePass
+                                                                  : scan::Algorithm::kAuto;
+}
 
 at::Tensor cumsum_cuda(const at::Tensor& x, int64_t dim, bool exclusive, bool reverse) {
   dim = cumsum_check(x, dim);
@@ -21,7 +32,8 @@ at::Tensor cumsum_cuda(const at::Tensor& x, int64_t dim, bool exclusive, bool re
   const int64_t inner = input.dim() == 0 ? 1 : c10::multiply_integers(input.sizes().slice(dim + 1));
   TorchWorkspace workspace(input.device());
   cumsum_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()), out.mutable_data_ptr(),
-                     input.numel() / (n * inner), n, inner, exclusive, reverse, workspace, current_stream());
+                     input.numel() / (n * inner), n, inner, exclusive, reverse, scan_algorithm(), workspace,
+                     current_stream());
   return out;
 }
 

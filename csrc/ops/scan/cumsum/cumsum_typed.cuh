@@ -6,7 +6,7 @@
 
 namespace gpuprim {
 
-// Accumulator per input type: fp32 for 16-bit floats (the issue's contract), the type itself
+// Accumulator per input type: fp32 for 16-bit floats (the op's contract), the type itself
 // for fp32/fp64, int64 for every integer type (torch promotes integer cumsum to int64).
 template <typename In> struct CumsumAcc { using type = int64_t; };
 template <> struct CumsumAcc<__half> { using type = float; };
@@ -20,18 +20,21 @@ template <> struct CumsumOut<float> { using type = float; };
 template <> struct CumsumOut<double> { using type = double; };
 
 template <typename In>
-void cumsum_typed(const In* in, void* out, scan::Shape shape, bool exclusive, bool reverse, Workspace& workspace,
-                  cudaStream_t stream) {
+void cumsum_typed(const In* in, void* out, scan::Shape shape, bool exclusive, bool reverse,
+                  scan::Algorithm algorithm, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename CumsumAcc<In>::type;
   using Out = typename CumsumOut<In>::type;
-  scan::scan_launch<In, Acc, Out>(in, static_cast<Out*>(out), shape, exclusive, reverse, workspace, stream);
+  scan::scan_launch<In, Acc, Out>(in, static_cast<Out*>(out), shape, exclusive, reverse, workspace, stream,
+                                  algorithm);
 }
 
 #define GPUPRIM_CUMSUM_INSTANTIATE(In)                                                                       \
-  template void cumsum_typed<In>(const In*, void*, scan::Shape, bool, bool, Workspace&, cudaStream_t)
+  template void cumsum_typed<In>(const In*, void*, scan::Shape, bool, bool, scan::Algorithm, Workspace&,     \
+                                 cudaStream_t)
 // Every other file sees them as extern, so the dispatcher in cumsum_cuda.cu compiles no kernels.
 #define GPUPRIM_CUMSUM_EXTERN(In)                                                                            \
-  extern template void cumsum_typed<In>(const In*, void*, scan::Shape, bool, bool, Workspace&, cudaStream_t)
+  extern template void cumsum_typed<In>(const In*, void*, scan::Shape, bool, bool, scan::Algorithm,          \
+                                        Workspace&, cudaStream_t)
 GPUPRIM_CUMSUM_EXTERN(float);
 GPUPRIM_CUMSUM_EXTERN(double);
 GPUPRIM_CUMSUM_EXTERN(__half);

@@ -1,5 +1,5 @@
 // Order-independent ("canonical") floating-point summation, shared verbatim by the CPU kernel
-// (ops/sum/sum_cpu.cpp) and the CUDA kernels (ops/sum/sum_cuda.cu), so both give the same bits.
+// (ops/reduce/sum/sum_cpu.cpp) and the CUDA kernels (exact_sum_kernels.cuh), so both give the same bits.
 //
 // Binned summation in the style of Demmel and Nguyen (ReproBLAS), with integer bins:
 //  * A fixed global grid: bin t has the quantum g(t) = 2^(32 t - 1074), t = 0 .. 65.
@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "prim/util/dtype.h"
 #include "prim/util/host_device.h"
 
 #if defined(__CUDA_ARCH__)
@@ -51,15 +52,16 @@ enum Flags : uint32_t { kNaN = 1, kPosInf = 2, kNegInf = 4 };
 template <typename T> struct BinsFor { static constexpr int value = 2; };
 template <> struct BinsFor<double> { static constexpr int value = 3; };
 
-GPUPRIM_HD uint64_t double_bits(double v) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<uint64_t>(__double_as_longlong(v));
-#else
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof(b));
-  return b;
-#endif
+// The bits of `from` as a To of the same size (a register move on the device).
+template <typename To, typename From>
+GPUPRIM_HD To bit_copy(From from) {
+  static_assert(sizeof(To) == sizeof(From), "same size");
+  To to;
+  memcpy(&to, &from, sizeof(To));
+  return to;
 }
+GPUPRIM_HD uint64_t double_bits(double v) { return bit_copy<uint64_t>(v); }
+GPUPRIM_HD double double_from_bits(uint64_t bits) { return bit_copy<double>(bits); }
 
 GPUPRIM_HD double ldexp2(double v, int e) {
 #if defined(__CUDA_ARCH__)
@@ -71,28 +73,12 @@ GPUPRIM_HD double ldexp2(double v, int e) {
 
 // 2^e and 1.5 * 2^e for normal exponents (-1022 <= e <= 1023), built from bits: exact and cheap.
 GPUPRIM_HD double pow2_normal(int e, bool one_and_half = false) {
-  const uint64_t bits = (uint64_t(e + 1023) << 52) | (one_and_half ? uint64_t(1) << 51 : 0);
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(bits));
-#else
-  double v;
-  std::memcpy(&v, &bits, sizeof(v));
-  return v;
-#endif
+  return double_from_bits((uint64_t(e + 1023) << 52) | (one_and_half ? uint64_t(1) << 51 : 0));
 }
 
 // The one NaN both kernels return (quiet, positive); stores write each format's canonical NaN bits
 // (kNaNBits*) explicitly, since CPU and GPU conversions disagree on NaN payloads.
-GPUPRIM_HD double canonical_nan() {
-  const uint64_t bits = uint64_t(0x7ff8000000000000ull);
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(bits));
-#else
-  double v;
-  std::memcpy(&v, &bits, sizeof(v));
-  return v;
-#endif
-}
+GPUPRIM_HD double canonical_nan() { return double_from_bits(0x7ff8000000000000ull); }
 constexpr uint32_t kNaNBitsFloat32 = 0x7fc00000u;
 constexpr uint16_t kNaNBitsFloat16 = 0x7e00u;
 constexpr uint16_t kNaNBitsBFloat16 = 0x7fc0u;
@@ -252,20 +238,6 @@ GPUPRIM_UNROLL
   }
 };
 
-// Merges b into a (a's counts stay int64: callers keep the number of values merged < 2^31).
-template <int K>
-GPUPRIM_HD void merge(State<K>& a, State<K> b) {
-  if (b.top > a.top) {
-    shift_bins<K>(a.count, b.top - a.top);
-    a.top = b.top;
-  } else {
-    shift_bins<K>(b.count, a.top - b.top);
-  }
-  a.flags |= b.flags;
-GPUPRIM_UNROLL
-  for (int k = 0; k < K; ++k) a.count[k] += b.count[k];
-}
-
 // Wide form for combining many partial states (any number of values).
 template <int K>
 struct WideState {
@@ -284,8 +256,10 @@ GPUPRIM_UNROLL
   return w;
 }
 
-template <int K>
-GPUPRIM_HD void merge(WideState<K>& a, WideState<K> b) {
+// Merges b into a: two States (int64 counts: callers keep the number of values merged < 2^31) or two
+// WideStates.
+template <template <int> class StateOf, int K>
+GPUPRIM_HD void merge(StateOf<K>& a, StateOf<K> b) {
   if (b.top > a.top) {
     shift_bins<K>(a.count, b.top - a.top);
     a.top = b.top;
@@ -307,6 +281,15 @@ GPUPRIM_HD constexpr Format float64_format() { return Format{53, -1074, 1023}; }
 GPUPRIM_HD constexpr Format float32_format() { return Format{24, -149, 127}; }
 GPUPRIM_HD constexpr Format float16_format() { return Format{11, -24, 15}; }
 GPUPRIM_HD constexpr Format bfloat16_format() { return Format{8, -133, 127}; }
+
+GPUPRIM_HD Format format_of(DType type) {
+  switch (type) {
+    case DType::kFloat16: return float16_format();
+    case DType::kBFloat16: return bfloat16_format();
+    case DType::kFloat32: return float32_format();
+    default: return float64_format();
+  }
+}
 
 GPUPRIM_HD int leading_bit(uint64_t v) {  // index of the highest set bit, v != 0
 #if defined(__CUDA_ARCH__)
@@ -422,6 +405,14 @@ GPUPRIM_HD double round_double_to_format(double v, Format format) {
   const int exp = (biased == 0 ? 1 : biased) - 1075;
   const uint64_t mag[4] = {mantissa, 0, 0, 0};
   return round_to_format((bits >> 63) != 0, mag, exp, format);
+}
+
+// A row's result in `format` (exactly representable there): its sum rounded once, or for a mean its sum rounded to
+// float64, divided by `count` and rounded again.
+template <int K>
+GPUPRIM_HD double finish_value(const WideState<K>& s, bool mean, int64_t count, Format format) {
+  const double value = finish(s, mean ? float64_format() : format);
+  return mean ? round_double_to_format(value / static_cast<double>(count), format) : value;
 }
 
 }  // namespace exact_sum

@@ -17,15 +17,13 @@
 // (which would need the newer values kept for the fold): predecessors only ever wait for earlier
 // tiles, so one of them publishes an inclusive prefix. Tiles are taken in increasing order so that
 // every tile waited for is running or done: tile = block index, as CUB's scans do, relying on the
-// hardware starting blocks in index order (H200, 256M fp32 scan: 0.73 -> 0.70 ms against tiles
-// claimed from an atomic counter).
+// hardware starting blocks in index order (faster than tiles claimed from an atomic counter).
 //
 // Polling: a tile sleeps before its first poll (first_poll_delay_ns, as CUB's fixed_delay_constructor
 // does), so that fewer spinning loads compete with the streaming ones and its predecessors have
 // published by then; only in grids of kDelayMinBlocks blocks or more (CUB's threshold), where many
-// tiles are in flight: in a one-wave grid it would only add latency (H200, compact 64K: 8.4 -> 9.3 us).
-// H200 256M: fp32 scan 0.70 -> 0.656 ms at 1100 ns (800: 0.670, 1500: 0.657, 2000: 0.659, 3000: 0.714;
-// a 200-700 ns sleep between failed polls: no gain or worse), compact fp32 0.78 -> 0.74 ms at 2000 ns.
+// tiles are in flight: in a one-wave grid it would only add latency. Each caller passes its own delay
+// (its tuning header). Measurements: docs/experiments/cumsum.md and compact.md.
 #pragma once
 #include <cuda/atomic>
 #include <cstdint>
@@ -33,6 +31,7 @@
 #include <type_traits>
 
 #include "prim/util/cuda_check.h"
+#include "prim/util/launch.h"
 #include "prim/util/workspace.h"
 #include "prim/warp/scan.cuh"
 
@@ -85,8 +84,8 @@ __device__ __forceinline__ Value exclusive_prefix(TileStatus<Value>* entries, in
     int nearest_inclusive = 0, nearest_invalid = 0;
 #pragma unroll
     for (int s = kSlots - 1; s >= 0; --s) {  // backwards, so the smallest distance is kept last
-      const unsigned inclusive = __ballot_sync(0xffffffffu, statuses[s] == kInclusive);
-      const unsigned invalid = __ballot_sync(0xffffffffu, statuses[s] == kInvalid);
+      const unsigned inclusive = __ballot_sync(kFullMask, statuses[s] == kInclusive);
+      const unsigned invalid = __ballot_sync(kFullMask, statuses[s] == kInvalid);
       if (inclusive) nearest_inclusive = s * 32 + __ffs(inclusive);
       if (invalid) nearest_invalid = s * 32 + __ffs(invalid);
     }
@@ -102,7 +101,7 @@ __device__ __forceinline__ Value exclusive_prefix(TileStatus<Value>* entries, in
 #pragma unroll 8
       for (int d = nearest_inclusive - 1; d >= 1; --d) prefix = prefix + window[d - 1];
     }
-    prefix = __shfl_sync(0xffffffffu, prefix, 0);
+    prefix = __shfl_sync(kFullMask, prefix, 0);
     __syncwarp();  // the window may be written again by the next call
     return prefix;
   }
@@ -153,11 +152,11 @@ __device__ __forceinline__ Value tile_exclusive_prefix(TileStatus<Value>* tiles,
   for (;;) {
     Status status = kAggregate;
     if (lane < position) status = tiles[tile - position + lane].read(value);
-    if (!__any_sync(0xffffffffu, status == kInvalid)) break;
+    if (!__any_sync(kFullMask, status == kInvalid)) break;
   }
   const Value inclusive = warp::inclusive_scan(value);
-  const Value before_in_group = __shfl_sync(0xffffffffu, inclusive, position == 0 ? 0 : position - 1);
-  const Value group_sum = __shfl_sync(0xffffffffu, inclusive, kGroupTiles - 1);  // used by the last tile only
+  const Value before_in_group = __shfl_sync(kFullMask, inclusive, position == 0 ? 0 : position - 1);
+  const Value group_sum = __shfl_sync(kFullMask, inclusive, kGroupTiles - 1);  // used by the last tile only
   const bool last_of_group = position == kGroupTiles - 1;
   Value group_prefix = Value(0);
   if (group > 0) {
