@@ -124,13 +124,16 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1,"
         " bool? deterministic=None) -> ()",
         tags);
-  // reduce: "sum", "mean" (integers round down), "amax", "amin" (NaN propagates); scatter_add is
-  // scatter_reduce(..., "sum", include_self=True).
+  // reduce: "sum", "mean" (integers round down), "amax", "amin" (NaN propagates).
   m.def("scatter_reduce(Tensor input, int dim, Tensor index, Tensor src, str reduce=\"sum\", *,"
         " bool include_self=True, bool? deterministic=None) -> Tensor",
         tags);
   m.def("scatter_reduce_(Tensor(a!) input, int dim, Tensor index, Tensor src, str reduce=\"sum\", *,"
         " bool include_self=True, bool? deterministic=None) -> ()",
+        tags);
+  // scatter_reduce(..., "sum", include_self=True), under its own name (so that its errors name it).
+  m.def("scatter_add(Tensor input, int dim, Tensor index, Tensor src, *, bool? deterministic=None) -> Tensor", tags);
+  m.def("scatter_add_(Tensor(a!) input, int dim, Tensor index, Tensor src, *, bool? deterministic=None) -> ()",
         tags);
   // Waits for every device a gpuprim kernel has recorded bad input on, then raises IndexError (Python:
   // gpuprim.InputError) for the first violation recorded since the last report; CUDA ops otherwise report it

@@ -197,12 +197,26 @@ def test_nan_propagates_in_max_min(device):
         assert torch.equal(torch.isnan(out), torch.tensor([[True, False], [False, True]])), reduce
 
 
-def test_bad_offsets_are_clamped(device):
-    """Out-of-range offsets are clamped into [0, rows] and decreasing pairs give empty segments: never a crash,
-    CPU and CUDA agree with the reference's reading of them."""
-    src = torch.randn(10, 4, device=device)
+def test_bad_offsets_raise_on_cpu():
+    """The CPU kernel checks the offsets at the call: they start at 0, never decrease, end at or before the rows."""
+    src = torch.randn(10, 4)
+    for raw, message in (([-5, 3, 7], r"starting at 0, got offsets\[0\] = -5"),
+                         ([3, 2, 5], r"starting at 0, got offsets\[0\] = 3 \(offsets are segment boundaries"),
+                         ([0, 5, 3, 10], r"non-decreasing, got offsets\[2\] = 3 < offsets\[1\] = 5"),
+                         ([0, 20], r"at most src.size\(dim\) = 10, got offsets\[1\] = 20")):
+        with pytest.raises(ValueError, match="gpuprim.segment_reduce: offsets must be " + message):
+            gpuprim.segment_reduce(src, torch.tensor(raw))
+    for ok in ([0, 3, 3, 10], [0, 4], [0]):  # empty segments and rows past the last offset are fine
+        gpuprim.segment_reduce(src, torch.tensor(ok))
+
+
+@pytest.mark.gpu
+def test_bad_offsets_on_cuda_are_memory_safe():
+    """On CUDA, out-of-range offsets are clamped into [0, rows] and decreasing pairs give empty segments: never an
+    out-of-bounds access, results as the reference reads them."""
+    src = torch.randn(10, 4, device="cuda")
     for raw in ([-5, 3, 2, 7, 100], [4, 2, 10], [0, 20], [3, 3, 1, -1]):
-        offsets = torch.tensor(raw, device=device)
+        offsets = torch.tensor(raw, device="cuda")
         for reduce in REDUCTIONS:
             out = gpuprim.segment_reduce(src, offsets, reduce)
             assert_matches_reference(out, src, offsets, reduce, 0, f"{raw}/{reduce}")

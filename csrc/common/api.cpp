@@ -218,7 +218,16 @@ void scatter_reduce_(at::Tensor& input, int64_t dim, const at::Tensor& index, co
 
 at::Tensor scatter_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                        std::optional<bool> deterministic) {
-  return scatter_reduce(input, dim, index, src, "sum", /*include_self=*/true, deterministic);
+  static const auto op = find_op<at::Tensor(const at::Tensor&, int64_t, const at::Tensor&, const at::Tensor&,
+                                            std::optional<bool>)>("gpuprim::scatter_add");
+  return op.call(input, dim, index, src, deterministic);
+}
+
+void scatter_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                  std::optional<bool> deterministic) {
+  static const auto op = find_op<void(const at::Tensor&, int64_t, const at::Tensor&, const at::Tensor&,
+                                      std::optional<bool>)>("gpuprim::scatter_add_");
+  op.call(input, dim, index, src, deterministic);
 }
 
 void check_errors() {

@@ -14,12 +14,35 @@ void no_cuda_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::j
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  for (const char* name : {"cumsum", "bincount", "histogram", "segment_reduce", "segment_reduce_backward", "sort",
-                           "sort_values", "sort_pairs", "sum", "mean", "compact", "masked_select", "run_length_encode",
-                           "moe_route_metadata", "moe_permute", "moe_unpermute", "moe_unpermute_backward",
-                           "topk", "topk_backward", "topk_gating", "topk_gating_backward",
-                           "embedding_bag", "embedding_bag_backward",
-                           "index_add", "index_add_", "scatter_reduce", "scatter_reduce_"}) {
+  for (const char* name : {"cumsum",
+                           "bincount",
+                           "histogram",
+                           "segment_reduce",
+                           "segment_reduce_backward",
+                           "sort",
+                           "sort_values",
+                           "sort_pairs",
+                           "sum",
+                           "mean",
+                           "compact",
+                           "masked_select",
+                           "run_length_encode",
+                           "moe_route_metadata",
+                           "moe_permute",
+                           "moe_unpermute",
+                           "moe_unpermute_backward",
+                           "topk",
+                           "topk_backward",
+                           "topk_gating",
+                           "topk_gating_backward",
+                           "embedding_bag",
+                           "embedding_bag_backward",
+                           "index_add",
+                           "index_add_",
+                           "scatter_reduce",
+                           "scatter_reduce_",
+                           "scatter_add",
+                           "scatter_add_"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_cuda_kernel>());
   }
 }

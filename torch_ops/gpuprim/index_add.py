@@ -82,12 +82,15 @@ def scatter_reduce(
     )
 
 
+@reports_input_errors
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Out-of-place :func:`torch.scatter_add`: ``scatter_reduce(input, dim, index, src, "sum", include_self=True)``.
 
     See :func:`scatter_reduce` for the arguments, out-of-range indices, determinism and gradients.
     """
-    return scatter_reduce(input, dim, index, src, "sum", include_self=True)
+    if is_validating():
+        _validate_index("scatter_add", index, input.size(dim) if input.dim() > 0 else 1)
+    return torch.ops.gpuprim.scatter_add.default(input, dim, index, src, deterministic=is_deterministic())
 
 
 @reports_input_errors
@@ -98,7 +101,7 @@ def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha:
     on CUDA is updated without a temporary copy. Not differentiable (an error if a gradient is needed).
     """
     if is_validating():
-        _validate_index("index_add", index, input.size(dim) if input.dim() > 0 else 1)
+        _validate_index("index_add_", index, input.size(dim) if input.dim() > 0 else 1)
     torch.ops.gpuprim.index_add_.default(input, dim, index, source, alpha=alpha, deterministic=is_deterministic())
     return input
 
@@ -112,16 +115,20 @@ def scatter_reduce_(
     Same arguments, values, out-of-range handling and determinism as :func:`scatter_reduce`. Not differentiable.
     """
     if is_validating():
-        _validate_index("scatter_reduce", index, input.size(dim) if input.dim() > 0 else 1)
+        _validate_index("scatter_reduce_", index, input.size(dim) if input.dim() > 0 else 1)
     torch.ops.gpuprim.scatter_reduce_.default(
         input, dim, index, src, reduce, include_self=include_self, deterministic=is_deterministic()
     )
     return input
 
 
+@reports_input_errors
 def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In-place :func:`scatter_add`: ``scatter_reduce_(input, dim, index, src, "sum", include_self=True)``."""
-    return scatter_reduce_(input, dim, index, src, "sum", include_self=True)
+    if is_validating():
+        _validate_index("scatter_add_", index, input.size(dim) if input.dim() > 0 else 1)
+    torch.ops.gpuprim.scatter_add_.default(input, dim, index, src, deterministic=is_deterministic())
+    return input
 
 
 def _validate_index(op: str, index: Tensor, rows: int) -> None:

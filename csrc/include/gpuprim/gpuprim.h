@@ -142,9 +142,11 @@ void index_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const a
 void scatter_reduce_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                      c10::string_view reduce = "sum", bool include_self = true,
                      std::optional<bool> deterministic = std::nullopt);
-// scatter_reduce(input, dim, index, src, "sum", true, deterministic).
+// scatter_reduce(input, dim, index, src, "sum", true, deterministic), under its own name; and in place.
 at::Tensor scatter_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                        std::optional<bool> deterministic = std::nullopt);
+void scatter_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                  std::optional<bool> deterministic = std::nullopt);
 
 // Waits for every CUDA device on which a gpuprim kernel recorded bad input data (an index, offset or id out
 // of range), then throws c10::IndexError naming the op, the argument, the position and the value of the first

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/input_errors.h"
 #include "common/torch_utils.h"
 #include "ops/embedding/embedding_bag/embedding_bag.h"
 
@@ -138,27 +139,31 @@ at::Tensor embedding_bag_bounds(const at::Tensor& indices, const std::optional<a
 }
 
 void embedding_bag_check_data(const at::Tensor& indices, const std::vector<int64_t>& bounds, int64_t num_weights,
-                              bool from_offsets, bool include_last_offset) {
+                              bool from_offsets, bool include_last_offset, InputOp op) {
   const int64_t nnz = indices.numel();
   if (from_offsets) {
     // The bounds are the offsets (then len(indices), without include_last_offset): name them as given.
     const int64_t given = include_last_offset ? int64_t(bounds.size()) : int64_t(bounds.size()) - 1;
-    const auto at = [](int64_t k) { return c10::str("offsets[", k, "] = "); };
-    GPUPRIM_CHECK_ARG(bounds[0] == 0, kOp, "offsets", "starting at 0", c10::str(at(0), bounds[0]));
+    if (bounds[0] != 0) raise_input_error(op, InputArg::kOffsets, InputRule::kNonZeroStart, 0, bounds[0], 0);
     for (int64_t k = 1; k < given; ++k) {
-      GPUPRIM_CHECK_ARG(bounds[k] >= bounds[k - 1], kOp, "offsets", "non-decreasing",
-                        c10::str(at(k), bounds[k], " < ", at(k - 1), bounds[k - 1]));
+      if (bounds[k] < bounds[k - 1]) {
+        raise_input_error(op, InputArg::kOffsets, InputRule::kDecreasing, k, bounds[k], bounds[k - 1]);
+      }
     }
-    GPUPRIM_CHECK_ARG(bounds[given - 1] <= nnz, kOp, "offsets", c10::str("at most len(indices) = ", nnz),
-                      c10::str(at(given - 1), bounds[given - 1]));
+    const int64_t last = bounds[given - 1];
+    if (include_last_offset && last != nnz) {  // the last offset closes the last bag: it is len(indices)
+      raise_input_error(op, InputArg::kOffsets, InputRule::kNotAtEnd, given - 1, last, nnz);
+    }
+    if (last > nnz) raise_input_error(op, InputArg::kOffsets, InputRule::kPastEnd, given - 1, last, nnz);
   }
   AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "gpuprim_embedding_bag_check", [&] {
     const at::Tensor idx = indices.contiguous().view(-1);
     const index_t* values = idx.const_data_ptr<index_t>();
     for (int64_t p = 0; p < nnz; ++p) {
-      GPUPRIM_CHECK_INDEX(values[p] >= 0 && values[p] < num_weights, kOp, "indices",
-                          c10::str("in [0, num_embeddings) = [0, ", num_weights, ")"),
-                          c10::str("indices[", p, "] = ", values[p]));
+      if (values[p] < 0 || values[p] >= num_weights) {
+        raise_input_error(op, InputArg::kIndices, InputRule::kOutOfRange, p, values[p], num_weights, 0,
+                          /*flattened=*/indices.dim() > 1);
+      }
     }
   });
 }

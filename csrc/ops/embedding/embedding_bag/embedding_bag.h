@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/embedding/embedding_bag/embedding_bag_launch.h"
+#include "prim/util/input_error.cuh"
 
 namespace gpuprim {
 
@@ -42,7 +43,7 @@ at::Tensor embedding_bag_bounds(const at::Tensor& indices, const std::optional<a
 // decreasing, ending at or before len(indices). Raises IndexError / ValueError naming the first violation.
 // Host data: the CPU kernels call it on every call (the CUDA kernels check while they read).
 void embedding_bag_check_data(const at::Tensor& indices, const std::vector<int64_t>& bounds, int64_t num_weights,
-                              bool from_offsets, bool include_last_offset);
+                              bool from_offsets, bool include_last_offset, InputOp op);
 
 // The sizes the kernels see (real tensors only).
 EmbeddingBagShape embedding_bag_shape(const at::Tensor& weight, const at::Tensor& indices, int64_t bags,

@@ -166,7 +166,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cpu(
                                      indices.options().dtype(at::kLong));
   if (bags == 0) return {out, bag_size, max_indices};
   const std::vector<int64_t> bounds = to_host(embedding_bag_bounds(indices, offsets, include_last_offset));
-  embedding_bag_check_data(idx, bounds, w.size(0), offsets.has_value(), include_last_offset);
+  embedding_bag_check_data(indices, bounds, w.size(0), offsets.has_value(), include_last_offset,
+                           InputOp::kEmbeddingBag);
   const EmbeddingBagShape shape = embedding_bag_shape(w, idx, bags, args.padding_idx);
   const at::Tensor psw = per_sample_weights.has_value() ? per_sample_weights->contiguous().view(-1) : at::Tensor();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, w.scalar_type(), "gpuprim_embedding_bag_cpu", [&] {
@@ -197,7 +198,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
   at::Tensor grad_psw = with_psw ? at::zeros(per_sample_weights->sizes(), w.options()) : at::zeros({0}, w.options());
   if (bags == 0 || dim == 0 || nnz == 0) return {grad_weight, rows, num_rows, grad_psw};
   const std::vector<int64_t> bounds = to_host(embedding_bag_bounds(indices, offsets, include_last_offset));
-  embedding_bag_check_data(idx, bounds, w.size(0), offsets.has_value(), include_last_offset);
+  embedding_bag_check_data(indices, bounds, w.size(0), offsets.has_value(), include_last_offset,
+                           InputOp::kEmbeddingBagBackward);
   const EmbeddingBagShape shape = embedding_bag_shape(w, idx, bags, args.padding_idx);
   const at::Tensor psw = with_psw ? per_sample_weights->contiguous().view(-1) : at::Tensor();
   const at::Tensor sizes = bag_size.contiguous(), argmax = max_indices.contiguous();

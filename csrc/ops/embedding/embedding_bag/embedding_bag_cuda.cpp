@@ -14,6 +14,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cuda(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
     bool include_last_offset, bool sparse) {
+  const InputErrorScope errors(weight.device(), InputOp::kEmbeddingBag);  // first: what earlier calls found
   const EmbeddingBagArgs args =
       embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
   const c10::cuda::CUDAGuard guard(weight.device());
@@ -28,11 +29,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cuda(
   if (bags == 0) return {out, bag_size, max_indices};
   const at::Tensor bounds = embedding_bag_bounds(indices, offsets, include_last_offset);
   const at::Tensor psw = per_sample_weights.has_value() ? per_sample_weights->contiguous().view(-1) : at::Tensor();
+  const EmbeddingBagChecks checks{
+      errors.check(InputArg::kIndices, InputRule::kOutOfRange, w.size(0), 0, /*flattened=*/indices.dim() > 1),
+      errors.check(InputArg::kOffsets, InputRule::kNotAtEnd, idx.numel()), offsets.has_value(), include_last_offset};
   TorchWorkspace workspace(w.device());
   embedding_bag_cuda_launch(w.const_data_ptr(), to_dtype(w.scalar_type()), idx.const_data_ptr(),
                             to_dtype(idx.scalar_type()), bounds.const_data_ptr<int64_t>(),
                             psw.defined() ? psw.const_data_ptr() : nullptr,
-                            embedding_bag_shape(w, idx, bags, args.padding_idx), args.mode, out.mutable_data_ptr(),
+                            embedding_bag_shape(w, idx, bags, args.padding_idx), args.mode, checks,
+                            out.mutable_data_ptr(),
                             bag_size.mutable_data_ptr<int64_t>(),
                             max ? max_indices.mutable_data_ptr<int64_t>() : nullptr, workspace, current_stream());
   return {out, bag_size, max_indices};
@@ -43,6 +48,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
     const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
     const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
     bool include_last_offset, bool sparse) {
+  check_input_errors(weight.device());  // the forward's kernels recorded this call's bad data, if any
   const EmbeddingBagArgs args = embedding_bag_backward_check(grad, weight, indices, offsets, bag_size, max_indices,
                                                              per_sample_weights, mode, padding_idx,
                                                              include_last_offset, sparse);

@@ -44,13 +44,34 @@ __host__ __device__ __forceinline__ bool used(int64_t index, const EmbeddingBagS
   return index >= 0 && index < s.num_weights && index != s.padding_idx;
 }
 
+// ---------------------------------------------------------------- bad input
+// Records the first rule the offsets break at bag b (prim/util/input_error.cuh): they start at 0, never
+// decrease and end at or before len(indices) (with include_last_offset: at it). bounds are the offsets, then
+// len(indices) appended without include_last_offset. The kernels clamp them either way (segment_bounds).
+__device__ __forceinline__ void check_bounds(const EmbeddingBagChecks& checks, const int64_t* bounds, int64_t b,
+                                             const EmbeddingBagShape& s) {
+  const InputCheck& check = checks.offsets;
+  const auto report = [&](int64_t position, int64_t value, InputRule rule, int64_t bound) {
+    record_input_error(check.record, check.op, check.argument, position, value, rule, bound);
+  };
+  const int64_t a = bounds[b], next = bounds[b + 1];
+  if (b == 0 && a != 0) report(0, a, InputRule::kNonZeroStart, 0);
+  if (b + 1 < s.bags || checks.include_last_offset) {
+    if (next < a) report(b + 1, next, InputRule::kDecreasing, a);
+    if (b + 1 == s.bags && next != s.nnz) report(b + 1, next, InputRule::kNotAtEnd, s.nnz);
+  } else if (a > s.nnz) {
+    report(b, a, InputRule::kPastEnd, s.nnz);
+  }
+}
+
 // ---------------------------------------------------------------- forward
 // Max: a template flag, so sum/mean do not carry max's int64 argmax registers (higher occupancy).
 template <typename T, typename I, int Vec, bool Max>
 __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ weight, const I* __restrict__ indices,
                                                            const int64_t* __restrict__ bounds,
                                                            const T* __restrict__ psw, EmbeddingBagShape s,
-                                                           EmbeddingBagMode mode, int group, T* __restrict__ out,
+                                                           EmbeddingBagMode mode, int group,
+                                                           EmbeddingBagChecks checks, T* __restrict__ out,
                                                            int64_t* __restrict__ bag_size,
                                                            int64_t* __restrict__ max_indices) {
   using Acc = typename AccOf<T>::type;
@@ -63,11 +84,14 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
        b += int64_t(gridDim.x) * per_block) {
     int64_t lo, hi;
     segment_bounds(bounds, b, s.nnz, lo, hi);
+    if (lane == 0 && checks.from_offsets && checks.offsets.record != nullptr) check_bounds(checks, bounds, b, s);
     // Used indices of the bag (for mean and bag_size), counted by the bag's lanes (a group-uniform loop).
     int64_t count = 0;
     for (int64_t p0 = lo; p0 < hi; p0 += group) {
       const int64_t p = p0 + lane;
-      const bool ok = p < hi && used(static_cast<int64_t>(indices[p]), s);
+      const int64_t index = p < hi ? static_cast<int64_t>(indices[p]) : 0;
+      if (index < 0 || index >= s.num_weights) record_input_error(checks.indices, p, index);  // skipped below
+      const bool ok = p < hi && used(index, s);
       count += __popc(__ballot_sync(mask, ok) & mask);
     }
     if (lane == 0) bag_size[b] = count;
@@ -133,13 +157,14 @@ int lanes_per_bag(int64_t dim, int vec) {
 
 template <typename T, typename I>
 void forward(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
-             EmbeddingBagMode mode, T* out, int64_t* bag_size, int64_t* max_indices, cudaStream_t stream) {
+             EmbeddingBagMode mode, const EmbeddingBagChecks& checks, T* out, int64_t* bag_size,
+             int64_t* max_indices, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T);
   const bool wide = s.dim % kVec == 0 && aligned(weight, 16) && aligned(out, 16);
   auto launch = [&](auto kernel, int vec) {
     const int group = lanes_per_bag(s.dim, vec);
     kernel<<<grid_for(s.bags, kThreads / group, 8 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
-        weight, indices, bounds, psw, s, mode, group, out, bag_size, max_indices);
+        weight, indices, bounds, psw, s, mode, group, checks, out, bag_size, max_indices);
   };
   const bool max = mode == EmbeddingBagMode::kMax;
   if (wide) {
@@ -261,7 +286,8 @@ void reduce_pairs(const K* keys, const V* positions, int64_t n, K sentinel, cons
   };
   const auto by_vec = [&](auto weighted) {
     constexpr int kVec = 16 / sizeof(T);
-    if (width % kVec == 0 && aligned(src, 16) && aligned(out, 16)) return run(weighted, std::integral_constant<int, kVec>());
+    const bool wide = width % kVec == 0 && aligned(src, 16) && aligned(out, 16);
+    if (wide) return run(weighted, std::integral_constant<int, kVec>());
     return run(weighted, std::integral_constant<int, 1>());
   };
   if (psw || bag_size) {
@@ -338,14 +364,14 @@ __global__ void __launch_bounds__(kThreads) psw_grad_kernel(const T* __restrict_
 
 void embedding_bag_cuda_launch(const void* weight, DType type, const void* indices, DType index_type,
                                const int64_t* bounds, const void* per_sample_weights, EmbeddingBagShape shape,
-                               EmbeddingBagMode mode, void* out, int64_t* bag_size, int64_t* max_indices,
-                               Workspace& workspace, cudaStream_t stream) {
+                               EmbeddingBagMode mode, const EmbeddingBagChecks& checks, void* out, int64_t* bag_size,
+                               int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
   if (shape.bags == 0) return;
   auto run = [&](auto tag, auto index_tag) {
     using T = decltype(tag);
     using I = decltype(index_tag);
     forward<T, I>(static_cast<const T*>(weight), static_cast<const I*>(indices), bounds,
-                  static_cast<const T*>(per_sample_weights), shape, mode, static_cast<T*>(out), bag_size,
+                  static_cast<const T*>(per_sample_weights), shape, mode, checks, static_cast<T*>(out), bag_size,
                   max_indices, stream);
   };
   dispatch<FloatingTypes>("embedding_bag", type, [&](auto tag) {
@@ -380,11 +406,11 @@ void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DT
       const bool mean = mode == EmbeddingBagMode::kMean;
       if (shape.nnz < (int64_t(1) << 31) && shape.bags < (int64_t(1) << 31) &&
           shape.num_weights < (int64_t(1) << 32) - 1) {
-        backward_sum<T, I, uint32_t, int32_t>(g, static_cast<const I*>(indices), bounds, bag_size, psw, shape, mean, sparse, gw, rows, num_rows,
-                                              workspace, stream);
+        backward_sum<T, I, uint32_t, int32_t>(g, static_cast<const I*>(indices), bounds, bag_size, psw, shape, mean,
+                                              sparse, gw, rows, num_rows, workspace, stream);
       } else {
-        backward_sum<T, I, uint64_t, int64_t>(g, static_cast<const I*>(indices), bounds, bag_size, psw, shape, mean, sparse, gw, rows, num_rows,
-                                              workspace, stream);
+        backward_sum<T, I, uint64_t, int64_t>(g, static_cast<const I*>(indices), bounds, bag_size, psw, shape, mean,
+                                              sparse, gw, rows, num_rows, workspace, stream);
       }
     }
     if (grad_per_sample_weights != nullptr) {

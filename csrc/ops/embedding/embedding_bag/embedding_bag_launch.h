@@ -5,6 +5,7 @@
 #include "prim/util/dtype.h"
 #include "prim/util/workspace.h"
 #include "prim/device/segmented_reduce/segment_offsets.h"
+#include "prim/util/input_error.cuh"
 
 // cudaStream_t exactly as CUDA's driver_types.h declares it (the CPU kernels include this header too).
 struct CUstream_st;
@@ -24,13 +25,22 @@ struct EmbeddingBagShape {
   int64_t padding_idx;       // -1: none
 };
 
+// Where the forward kernel records bad indices and offsets (the data rules of embedding_bag_check_data);
+// records may be null. from_offsets: bounds hold the user's offsets (1-D indices).
+struct EmbeddingBagChecks {
+  InputCheck indices;
+  InputCheck offsets;
+  bool from_offsets;
+  bool include_last_offset;
+};
+
 // Forward: out [bags, dim] (weight's dtype), bag_size int64 [bags] (used indices per bag), and for kMax
 // max_indices int64 [bags, dim] (the weight row of each maximum, -1 for an empty bag; first maximum wins).
 // per_sample_weights: nullptr or [nnz] of weight's dtype (kSum only). Floating weight: fp16/bf16/fp32/fp64.
 void embedding_bag_cuda_launch(const void* weight, DType type, const void* indices, DType index_type,
                                const int64_t* bounds, const void* per_sample_weights, EmbeddingBagShape shape,
-                               EmbeddingBagMode mode, void* out, int64_t* bag_size, int64_t* max_indices,
-                               Workspace& workspace, cudaStream_t stream);
+                               EmbeddingBagMode mode, const EmbeddingBagChecks& checks, void* out, int64_t* bag_size,
+                               int64_t* max_indices, Workspace& workspace, cudaStream_t stream);
 
 // Backward. grad [bags, dim] contiguous (weight's dtype). Writes:
 //  - dense (sparse=false): grad_weight [num_weights, dim]; sum/mean write every row (any content on entry),

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "common/input_errors.h"
 #include "common/torch_utils.h"
 #include "ops/index_reduce/index_add/index_add.h"
 
@@ -58,11 +59,16 @@ IndexReduceShape index_add_shape(const at::Tensor& input, int64_t dim, const at:
   return {outer, index.numel(), input.size(dim), inner};
 }
 
-void check_index_range(const char* op, const at::Tensor& index, int64_t rows) {
+void check_index_range(InputOp op, const at::Tensor& index, int64_t rows, int64_t dim) {
   if (index.numel() == 0) return;
-  const auto [low_t, high_t] = at::aminmax(index);
-  const int64_t low = low_t.item<int64_t>(), high = high_t.item<int64_t>();
-  GPUPRIM_CHECK_INDEX(low >= 0 && high < rows, op, "index", c10::str("in [0, ", rows, ")"), low < 0 ? low : high);
+  const at::Tensor flat = index.contiguous().view(-1).to(at::kLong);
+  const int64_t* values = flat.const_data_ptr<int64_t>();
+  for (int64_t p = 0; p < flat.numel(); ++p) {
+    if (values[p] < 0 || values[p] >= rows) {
+      raise_input_error(op, InputArg::kIndex, InputRule::kOutOfRange, p, values[p], rows, static_cast<int>(dim),
+                        /*flattened=*/index.dim() > 1);
+    }
+  }
 }
 
 }  // namespace gpuprim

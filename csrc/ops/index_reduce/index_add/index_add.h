@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include "ops/index_reduce/index_add/index_add_launch.h"
+#include "prim/util/input_error.cuh"
 
 namespace gpuprim {
 
@@ -25,8 +26,8 @@ bool index_reduce_dtype_ok(at::ScalarType type);
 void index_reduce_cpu_kernel(const at::Tensor& index, const at::Tensor& src, const IndexReduceShape& shape,
                              Reduce reduce, bool include_self, const c10::Scalar& alpha, at::Tensor& out);
 
-// IndexError (gpuprim.<op>: index must be in [0, rows), got <value>) if a value of index is out of range.
-// Reads the data: on CUDA tensors it syncs (used there only in validate mode).
-void check_index_range(const char* op, const at::Tensor& index, int64_t rows);
+// Raises IndexError ("gpuprim.<op>: index[p] = v is out of range for dimension <dim> of size <rows>") at the
+// first value of index outside [0, rows). Host data: the CPU kernels call it on every call.
+void check_index_range(InputOp op, const at::Tensor& index, int64_t rows, int64_t dim);
 
 }  // namespace gpuprim

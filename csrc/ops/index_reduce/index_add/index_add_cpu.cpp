@@ -62,19 +62,24 @@ void index_reduce_cpu_kernel(const at::Tensor& index, const at::Tensor& src, con
 
 namespace {
 
-at::Tensor index_add_cpu(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                         const c10::Scalar& alpha, std::optional<bool> /*deterministic: the CPU sums in order*/) {
+at::Tensor index_add_cpu_impl(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                              const c10::Scalar& alpha, InputOp op) {
   const int64_t d = index_add_check(input, dim, index, source, alpha);
   at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
   const IndexReduceShape shape = index_add_shape(input, d, index);
-  check_index_range("index_add", index, shape.rows);
+  check_index_range(op, index, shape.rows, d);
   index_reduce_cpu_kernel(index, source.contiguous(), shape, Reduce::kSum, /*include_self=*/true, alpha, out);
   return out;
 }
 
+at::Tensor index_add_cpu(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                         const c10::Scalar& alpha, std::optional<bool> /*deterministic: the CPU sums in order*/) {
+  return index_add_cpu_impl(input, dim, index, source, alpha, InputOp::kIndexAdd);
+}
+
 void index_add_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                    const c10::Scalar& alpha, std::optional<bool> deterministic) {
-  const_cast<at::Tensor&>(input).copy_(index_add_cpu(input, dim, index, source, alpha, deterministic));
+                    const c10::Scalar& alpha, std::optional<bool> /*deterministic*/) {
+  const_cast<at::Tensor&>(input).copy_(index_add_cpu_impl(input, dim, index, source, alpha, InputOp::kIndexAddInPlace));
 }
 
 }  // namespace

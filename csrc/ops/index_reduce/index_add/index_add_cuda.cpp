@@ -1,5 +1,5 @@
 // CUDA glue of gpuprim::index_add: checks, output, stream and workspace; kernels in index_add_cuda.cu.
-// Out-of-range indices are skipped by the kernels (the Python wrapper raises IndexError in validate mode).
+// Out-of-range indices are skipped by the kernels and reported at the next call (common/input_errors.h).
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -12,7 +12,7 @@ namespace {
 
 // Adds into out (contiguous, holding input's values, not overlapping index or source).
 void index_add_cuda_into(at::Tensor& out, int64_t d, const at::Tensor& index, const at::Tensor& source,
-                         const c10::Scalar& alpha, std::optional<bool> deterministic) {
+                         const c10::Scalar& alpha, std::optional<bool> deterministic, const InputErrorScope& errors) {
   const IndexReduceShape shape = index_add_shape(out, d, index);
   if (shape.outer == 0 || shape.items == 0 || shape.rows == 0 || shape.inner == 0) return;
   const at::Tensor src = source.contiguous(), idx = index.contiguous();
@@ -21,16 +21,18 @@ void index_add_cuda_into(at::Tensor& out, int64_t d, const at::Tensor& index, co
   index_reduce_cuda_launch(idx.const_data_ptr(), to_dtype(idx.scalar_type()), src.const_data_ptr(),
                            to_dtype(src.scalar_type()), shape, Reduce::kSum, /*include_self=*/true,
                            integral ? 1.0 : alpha.toDouble(), integral ? alpha.toLong() : 1,
-                           resolve_deterministic(deterministic), out.mutable_data_ptr(), workspace, current_stream());
+                           resolve_deterministic(deterministic),
+                           errors.check(InputArg::kIndex, InputRule::kOutOfRange, shape.rows, static_cast<int>(d)),
+                           nullptr, out.mutable_data_ptr(), workspace, current_stream());
 }
 
 at::Tensor index_add_cuda(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                           const c10::Scalar& alpha, std::optional<bool> deterministic) {
-  check_input_errors(input.device());  // what an earlier call's kernels found (no sync)
+  const InputErrorScope errors(input.device(), InputOp::kIndexAdd);  // first: what earlier calls' kernels found
   const int64_t d = index_add_check(input, dim, index, source, alpha);
   const c10::cuda::CUDAGuard guard(input.device());
   at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
-  index_add_cuda_into(out, d, index, source, alpha, deterministic);
+  index_add_cuda_into(out, d, index, source, alpha, deterministic, errors);
   return out;
 }
 
@@ -38,15 +40,15 @@ at::Tensor index_add_cuda(const at::Tensor& input, int64_t dim, const at::Tensor
 // through a temporary.
 void index_add_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                      const c10::Scalar& alpha, std::optional<bool> deterministic) {
-  check_input_errors(input.device());
+  const InputErrorScope errors(input.device(), InputOp::kIndexAddInPlace);
   const int64_t d = index_add_check(input, dim, index, source, alpha);
   const c10::cuda::CUDAGuard guard(input.device());
   at::Tensor self = input;
   if (input.is_contiguous() && !input.is_alias_of(source) && !input.is_alias_of(index)) {
-    index_add_cuda_into(self, d, index, source, alpha, deterministic);
+    index_add_cuda_into(self, d, index, source, alpha, deterministic, errors);
   } else {
     at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
-    index_add_cuda_into(out, d, index, source, alpha, deterministic);
+    index_add_cuda_into(out, d, index, source, alpha, deterministic, errors);
     self.copy_(out);
   }
 }

@@ -14,8 +14,8 @@ using IndexReduceTypes = TypeList<uint8_t, int8_t, int16_t, int32_t, int64_t, __
 
 void index_reduce_cuda_launch(const void* index, DType index_type, const void* src, DType type,
                               IndexReduceShape shape, Reduce reduce, bool include_self, double alpha_float,
-                              int64_t alpha_int, bool deterministic, void* out, Workspace& workspace,
-                              cudaStream_t stream) {
+                              int64_t alpha_int, bool deterministic, const InputCheck& check,
+                              const int64_t* user_index, void* out, Workspace& workspace, cudaStream_t stream) {
   dispatch<IndexReduceTypes>("index_add", type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = typename AccOf<T>::type;
@@ -24,7 +24,8 @@ void index_reduce_cuda_launch(const void* index, DType index_type, const void* s
       using Index = typename decltype(index_tag)::type;
       segmented::reduce_by_key<T>(static_cast<const Index*>(index), static_cast<const T*>(src),
                                   {shape.outer, shape.items, shape.rows, shape.inner}, reduce, include_self, scale,
-                                  deterministic, static_cast<T*>(out), workspace, stream);
+                                  deterministic, {check, user_index}, static_cast<T*>(out), workspace,
+                                  stream);
     });
   });
 }

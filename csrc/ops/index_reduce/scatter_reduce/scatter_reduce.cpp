@@ -8,12 +8,12 @@ namespace gpuprim {
 
 namespace {
 
-Reduce parse_reduce(c10::string_view reduce) {
+Reduce parse_reduce(c10::string_view reduce, const char* op) {
   if (reduce == "sum") return Reduce::kSum;
   if (reduce == "mean") return Reduce::kMean;
   if (reduce == "amax") return Reduce::kMax;
   if (reduce == "amin") return Reduce::kMin;
-  GPUPRIM_CHECK_ARG(false, "scatter_reduce", "reduce", "one of 'sum', 'mean', 'amax', 'amin'",
+  GPUPRIM_CHECK_ARG(false, op, "reduce", "one of 'sum', 'mean', 'amax', 'amin'",
                     "'" + std::string(reduce) + "'");
   return Reduce::kSum;  // unreachable
 }
@@ -21,9 +21,8 @@ Reduce parse_reduce(c10::string_view reduce) {
 }  // namespace
 
 ScatterReduceArgs scatter_reduce_check(const at::Tensor& input, int64_t dim, const at::Tensor& index,
-                                       const at::Tensor& src, c10::string_view reduce) {
-  const char* op = "scatter_reduce";
-  const Reduce r = parse_reduce(reduce);
+                                       const at::Tensor& src, c10::string_view reduce, const char* op) {
+  const Reduce r = parse_reduce(reduce, op);
   GPUPRIM_CHECK_DTYPE(index_reduce_dtype_ok(input.scalar_type()), op, "input",
                       "a uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64 tensor",
                       input.scalar_type());

@@ -16,8 +16,10 @@ struct ScatterReduceArgs {
 };
 
 // Checks everything that can be checked without reading data (SymInt-safe: also used by the Meta kernel).
+// `op`: the public name in messages (scatter_add runs scatter_reduce's kernels under its own name).
 ScatterReduceArgs scatter_reduce_check(const at::Tensor& input, int64_t dim, const at::Tensor& index,
-                                       const at::Tensor& src, c10::string_view reduce);
+                                       const at::Tensor& src, c10::string_view reduce,
+                                       const char* op = "scatter_reduce");
 
 // int64 [index.numel()]: the linear offset in (contiguous) input that each element of index points at, or -1
 // where index is outside [0, input.size(dim)).

@@ -86,6 +86,31 @@ class ScatterReduceFunction : public torch::autograd::Function<ScatterReduceFunc
   }
 };
 
+// scatter_add: scatter_reduce's "sum" gradient (grad to input, grad gathered at index to src).
+class ScatterAddFunction : public torch::autograd::Function<ScatterAddFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, int64_t dim,
+                            const at::Tensor& index, const at::Tensor& src, std::optional<bool> deterministic) {
+    at::Tensor out;
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      out = gpuprim::scatter_add(input, dim, index, src, deterministic);
+    }
+    ctx->saved_data["dim"] = input.dim() == 0 ? int64_t(0) : (dim < 0 ? dim + input.dim() : dim);
+    const bool padded = !index.sym_sizes().equals(src.sym_sizes());
+    ctx->saved_data["padded"] = padded;
+    ctx->save_for_backward({index, padded ? src : at::Tensor()});
+    return out;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    at::Tensor grad_src = grads[0].gather(ctx->saved_data["dim"].toInt(), saved[0].to(at::kLong));
+    if (ctx->saved_data["padded"].toBool()) grad_src = pad_to(grad_src, saved[1]);
+    return {grads[0], at::Tensor(), at::Tensor(), grad_src, at::Tensor()};
+  }
+};
+
 at::Tensor scatter_reduce_autograd(const at::Tensor& input, int64_t dim, const at::Tensor& index,
                                    const at::Tensor& src, c10::string_view reduce, bool include_self,
                                    std::optional<bool> deterministic) {
@@ -105,9 +130,27 @@ void scatter_reduce_autograd_(const at::Tensor& input, int64_t dim, const at::Te
   input.unsafeGetTensorImpl()->bump_version();
 }
 
+at::Tensor scatter_add_autograd(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                std::optional<bool> deterministic) {
+  return ScatterAddFunction::apply(input, dim, index, src, deterministic);
+}
+
+void scatter_add_autograd_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                           std::optional<bool> deterministic) {
+  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || src.requires_grad())),
+              "gpuprim.scatter_add_: the in-place variant is not differentiable; use gpuprim.scatter_add");
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    gpuprim::scatter_add_(const_cast<at::Tensor&>(input), dim, index, src, deterministic);
+  }
+  input.unsafeGetTensorImpl()->bump_version();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
+  m.impl("scatter_add", &scatter_add_autograd);
+  m.impl("scatter_add_", &scatter_add_autograd_);
   m.impl("scatter_reduce", &scatter_reduce_autograd);
   m.impl("scatter_reduce_", &scatter_reduce_autograd_);
 }

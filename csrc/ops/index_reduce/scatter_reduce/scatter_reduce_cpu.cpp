@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "common/input_errors.h"
 #include "common/torch_utils.h"
 #include "ops/index_reduce/scatter_reduce/scatter_reduce.h"
 
@@ -10,22 +11,39 @@ namespace gpuprim {
 
 namespace {
 
-at::Tensor scatter_reduce_cpu(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                              c10::string_view reduce, bool include_self,
-                              std::optional<bool> /*deterministic: the CPU reduces in order*/) {
-  const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce);
+at::Tensor scatter_reduce_cpu_impl(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                   c10::string_view reduce, bool include_self, InputOp op) {
+  const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce, input_op_name(op));
   at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
   if (index.numel() == 0 || input.numel() == 0) return out;
-  check_index_range("scatter_reduce", index, input.dim() == 0 ? 1 : input.size(args.dim));
+  check_index_range(op, index, input.dim() == 0 ? 1 : input.size(args.dim), args.dim);
   const IndexReduceShape shape{1, index.numel(), input.numel(), 1};
   index_reduce_cpu_kernel(scatter_destinations(input, args.dim, index), scatter_source(src, index), shape,
                           args.reduce, include_self, 1, out);
   return out;
 }
 
+// deterministic: the CPU reduces in order.
+at::Tensor scatter_reduce_cpu(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                              c10::string_view reduce, bool include_self, std::optional<bool> /*deterministic*/) {
+  return scatter_reduce_cpu_impl(input, dim, index, src, reduce, include_self, InputOp::kScatterReduce);
+}
+
 void scatter_reduce_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                         c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
-  const_cast<at::Tensor&>(input).copy_(scatter_reduce_cpu(input, dim, index, src, reduce, include_self, deterministic));
+                         c10::string_view reduce, bool include_self, std::optional<bool> /*deterministic*/) {
+  const_cast<at::Tensor&>(input).copy_(
+      scatter_reduce_cpu_impl(input, dim, index, src, reduce, include_self, InputOp::kScatterReduceInPlace));
+}
+
+at::Tensor scatter_add_cpu(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                           std::optional<bool> /*deterministic*/) {
+  return scatter_reduce_cpu_impl(input, dim, index, src, "sum", true, InputOp::kScatterAdd);
+}
+
+void scatter_add_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                      std::optional<bool> /*deterministic*/) {
+  const_cast<at::Tensor&>(input).copy_(
+      scatter_reduce_cpu_impl(input, dim, index, src, "sum", true, InputOp::kScatterAddInPlace));
 }
 
 }  // namespace
@@ -33,6 +51,8 @@ void scatter_reduce_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor&
 TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
   m.impl("scatter_reduce", &scatter_reduce_cpu);
   m.impl("scatter_reduce_", &scatter_reduce_cpu_);
+  m.impl("scatter_add", &scatter_add_cpu);
+  m.impl("scatter_add_", &scatter_add_cpu_);
 }
 
 }  // namespace gpuprim

@@ -1,6 +1,6 @@
 // CUDA glue of gpuprim::scatter_reduce: checks, destinations (ATen), output, stream and workspace; the kernels
-// are index_add's (ops/index_add/index_add_cuda.cu) over flattened elements. Out-of-range indices are skipped
-// (the Python wrapper raises IndexError in validate mode).
+// are index_add's (ops/index_reduce/index_add/index_add_cuda.cu) over flattened elements. Out-of-range indices are
+// skipped by the kernels and reported at the next call (common/input_errors.h).
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -13,38 +13,72 @@ namespace {
 
 // Reduces into out (contiguous, holding input's values, not overlapping index or src).
 void scatter_reduce_cuda_into(at::Tensor& out, const ScatterReduceArgs& args, const at::Tensor& index,
-                              const at::Tensor& src, bool include_self, std::optional<bool> deterministic) {
+                              const at::Tensor& src, bool include_self, std::optional<bool> deterministic,
+                              const InputErrorScope& errors) {
   if (index.numel() == 0 || out.numel() == 0) return;
   const at::Tensor destinations = scatter_destinations(out, args.dim, index);
   const at::Tensor values = scatter_source(src, index);
+  const at::Tensor user_index = index.contiguous().view(-1).to(at::kLong);  // reported for a bad destination
   const IndexReduceShape shape{1, index.numel(), out.numel(), 1};
+  const InputCheck check =
+      errors.check(InputArg::kIndex, InputRule::kOutOfRange, out.dim() == 0 ? 1 : out.size(args.dim),
+                   static_cast<int>(args.dim), /*flattened=*/index.dim() > 1);
   TorchWorkspace workspace(out.device());
   index_reduce_cuda_launch(destinations.const_data_ptr(), DType::kInt64, values.const_data_ptr(),
                            to_dtype(values.scalar_type()), shape, args.reduce, include_self, 1.0, 1,
-                           resolve_deterministic(deterministic), out.mutable_data_ptr(), workspace, current_stream());
+                           resolve_deterministic(deterministic), check, user_index.const_data_ptr<int64_t>(),
+                           out.mutable_data_ptr(), workspace, current_stream());
+}
+
+at::Tensor scatter_reduce_cuda_impl(const at::Tensor& input, int64_t dim, const at::Tensor& index,
+                                    const at::Tensor& src, c10::string_view reduce, bool include_self,
+                                    std::optional<bool> deterministic, InputOp op) {
+  const InputErrorScope errors(input.device(), op);  // first: what earlier calls' kernels found
+  const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce, input_op_name(op));
+  const c10::cuda::CUDAGuard guard(input.device());
+  at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+  scatter_reduce_cuda_into(out, args, index, src, include_self, deterministic, errors);
+  return out;
+}
+
+// In place: straight into input when it is contiguous and shares no memory with index or src, else through a
+// temporary.
+void scatter_reduce_cuda_impl_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                               c10::string_view reduce, bool include_self, std::optional<bool> deterministic,
+                               InputOp op) {
+  const InputErrorScope errors(input.device(), op);
+  const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce, input_op_name(op));
+  const c10::cuda::CUDAGuard guard(input.device());
+  at::Tensor self = input;
+  if (input.is_contiguous() && !input.is_alias_of(src) && !input.is_alias_of(index)) {
+    scatter_reduce_cuda_into(self, args, index, src, include_self, deterministic, errors);
+  } else {
+    at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+    scatter_reduce_cuda_into(out, args, index, src, include_self, deterministic, errors);
+    self.copy_(out);
+  }
 }
 
 at::Tensor scatter_reduce_cuda(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                                c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
-  const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce);
-  const c10::cuda::CUDAGuard guard(input.device());
-  at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
-  scatter_reduce_cuda_into(out, args, index, src, include_self, deterministic);
-  return out;
+  return scatter_reduce_cuda_impl(input, dim, index, src, reduce, include_self, deterministic,
+                                  InputOp::kScatterReduce);
 }
 
 void scatter_reduce_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                           c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
-  const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce);
-  const c10::cuda::CUDAGuard guard(input.device());
-  at::Tensor self = input;
-  if (input.is_contiguous() && !input.is_alias_of(src) && !input.is_alias_of(index)) {
-    scatter_reduce_cuda_into(self, args, index, src, include_self, deterministic);
-  } else {
-    at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
-    scatter_reduce_cuda_into(out, args, index, src, include_self, deterministic);
-    self.copy_(out);
-  }
+  scatter_reduce_cuda_impl_(input, dim, index, src, reduce, include_self, deterministic,
+                            InputOp::kScatterReduceInPlace);
+}
+
+at::Tensor scatter_add_cuda(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                            std::optional<bool> deterministic) {
+  return scatter_reduce_cuda_impl(input, dim, index, src, "sum", true, deterministic, InputOp::kScatterAdd);
+}
+
+void scatter_add_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                       std::optional<bool> deterministic) {
+  scatter_reduce_cuda_impl_(input, dim, index, src, "sum", true, deterministic, InputOp::kScatterAddInPlace);
 }
 
 }  // namespace
@@ -52,6 +86,8 @@ void scatter_reduce_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
   m.impl("scatter_reduce", &scatter_reduce_cuda);
   m.impl("scatter_reduce_", &scatter_reduce_cuda_);
+  m.impl("scatter_add", &scatter_add_cuda);
+  m.impl("scatter_add_", &scatter_add_cuda_);
 }
 
 }  // namespace gpuprim

@@ -17,9 +17,22 @@ void scatter_reduce_meta_(const at::Tensor& input, int64_t dim, const at::Tensor
   scatter_reduce_check(input, dim, index, src, reduce);
 }
 
+at::Tensor scatter_add_meta(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                            std::optional<bool> /*deterministic*/) {
+  scatter_reduce_check(input, dim, index, src, "sum", "scatter_add");
+  return at::empty_symint(input.sym_sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
+}
+
+void scatter_add_meta_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                       std::optional<bool> /*deterministic*/) {
+  scatter_reduce_check(input, dim, index, src, "sum", "scatter_add_");
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
+  m.impl("scatter_add", &scatter_add_meta);
+  m.impl("scatter_add_", &scatter_add_meta_);
   m.impl("scatter_reduce", &scatter_reduce_meta);
   m.impl("scatter_reduce_", &scatter_reduce_meta_);
 }

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "common/input_errors.h"
 #include "common/torch_utils.h"
 #include "ops/reduce/segment_reduce/segment_reduce.h"
 
@@ -57,6 +58,19 @@ std::vector<c10::SymInt> segment_reduce_out_sizes(const at::Tensor& src, const a
   std::vector<c10::SymInt> sizes(src.sym_sizes().begin(), src.sym_sizes().end());
   sizes[dim] = offsets.sym_size(0) - 1;
   return sizes;
+}
+
+void segment_reduce_check_offsets(const std::vector<int64_t>& offsets, int64_t rows, InputOp op) {
+  if (offsets[0] != 0) raise_input_error(op, InputArg::kOffsets, InputRule::kNonZeroStart, 0, offsets[0], 0);
+  for (size_t k = 1; k < offsets.size(); ++k) {
+    if (offsets[k] < offsets[k - 1]) {
+      raise_input_error(op, InputArg::kOffsets, InputRule::kDecreasing, k, offsets[k], offsets[k - 1]);
+    }
+  }
+  if (offsets.back() != rows) {
+    raise_input_error(op, InputArg::kOffsets, offsets.back() > rows ? InputRule::kPastEnd : InputRule::kNotAtEnd,
+                      offsets.size() - 1, offsets.back(), rows);
+  }
 }
 
 SegmentShape segment_shape(const at::Tensor& src, const at::Tensor& offsets, int64_t dim) {

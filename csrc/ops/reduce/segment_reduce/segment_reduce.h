@@ -3,7 +3,10 @@
 #include <ATen/ATen.h>
 #include <c10/util/string_view.h>
 
+#include <vector>
+
 #include "ops/reduce/segment_reduce/segment_reduce_launch.h"
+#include "prim/util/input_error.cuh"
 
 namespace gpuprim {
 
@@ -23,6 +26,11 @@ SegmentReduceArgs segment_reduce_backward_check(const at::Tensor& grad, const at
 
 // src's sizes with sizes[dim] replaced by the number of segments, offsets.size(0) - 1.
 std::vector<c10::SymInt> segment_reduce_out_sizes(const at::Tensor& src, const at::Tensor& offsets, int64_t dim);
+
+// The rules only the data can break (torch's): offsets start at 0, never decrease and end at the length of src
+// along dim (`rows`). Raises ValueError naming the first violation. Host data: the CPU kernels call it on every
+// call (the CUDA kernels check while they read).
+void segment_reduce_check_offsets(const std::vector<int64_t>& offsets, int64_t rows, InputOp op);
 
 // [outer, rows, inner] view of a tensor of src's shape reduced along dim (int sizes: real tensors only).
 SegmentShape segment_shape(const at::Tensor& src, const at::Tensor& offsets, int64_t dim);

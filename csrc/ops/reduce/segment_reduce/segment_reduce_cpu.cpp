@@ -93,6 +93,7 @@ at::Tensor segment_reduce_cpu(const at::Tensor& src, const at::Tensor& offsets, 
   if (out.numel() == 0) return out;
   const std::vector<int64_t> host_offsets = offsets_on_host(offsets);
   const SegmentShape shape = segment_shape(input, offsets, args.dim);
+  segment_reduce_check_offsets(host_offsets, shape.rows, InputOp::kSegmentReduce);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_segment_reduce_cpu", [&] {
     using Acc = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
     reduce_cpu<scalar_t, Acc>(input.const_data_ptr<scalar_t>(), host_offsets.data(),
@@ -108,6 +109,7 @@ at::Tensor segment_reduce_backward_cpu(const at::Tensor& grad, const at::Tensor&
   at::Tensor grad_src = at::zeros(input.sizes(), input.options());
   if (grad_src.numel() == 0) return grad_src;
   const std::vector<int64_t> host_offsets = offsets_on_host(offsets);
+  segment_reduce_check_offsets(host_offsets, src.size(args.dim), InputOp::kSegmentReduceBackward);
   const SegmentShape shape = segment_shape(input, offsets, args.dim);
   const at::Tensor grad_c = grad.contiguous(), out_c = out.contiguous();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_segment_reduce_bw_cpu", [&] {

@@ -12,6 +12,7 @@ namespace {
 
 at::Tensor segment_reduce_cuda(const at::Tensor& src, const at::Tensor& offsets, c10::string_view reduce,
                                int64_t dim) {
+  const InputErrorScope errors(src.device(), InputOp::kSegmentReduce);  // first: what earlier calls found
   const SegmentReduceArgs args = segment_reduce_check(src, offsets, reduce, dim);
   const c10::cuda::CUDAGuard guard(src.device());
   const at::Tensor input = src.contiguous();
@@ -22,12 +23,14 @@ at::Tensor segment_reduce_cuda(const at::Tensor& src, const at::Tensor& offsets,
   TorchWorkspace workspace(input.device());
   segment_reduce_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()),
                              offsets64.const_data_ptr<int64_t>(), segment_shape(input, offsets, args.dim),
-                             args.reduce, out.mutable_data_ptr(), workspace, current_stream());
+                             args.reduce, errors.check(InputArg::kOffsets, InputRule::kNotAtEnd, input.size(args.dim)),
+                             out.mutable_data_ptr(), workspace, current_stream());
   return out;
 }
 
 at::Tensor segment_reduce_backward_cuda(const at::Tensor& grad, const at::Tensor& src, const at::Tensor& offsets,
                                         const at::Tensor& out, c10::string_view reduce, int64_t dim) {
+  const InputErrorScope errors(src.device(), InputOp::kSegmentReduceBackward);
   const SegmentReduceArgs args = segment_reduce_backward_check(grad, src, offsets, out, reduce, dim);
   const c10::cuda::CUDAGuard guard(src.device());
   const at::Tensor input = src.contiguous();
@@ -41,6 +44,7 @@ at::Tensor segment_reduce_backward_cuda(const at::Tensor& grad, const at::Tensor
   segment_reduce_backward_cuda_launch(grad_c.const_data_ptr(), input.const_data_ptr(), out_c.const_data_ptr(),
                                       to_dtype(input.scalar_type()), offsets64.const_data_ptr<int64_t>(),
                                       segment_shape(input, offsets, args.dim), args.reduce,
+                                      errors.check(InputArg::kOffsets, InputRule::kNotAtEnd, input.size(args.dim)),
                                       grad_src.mutable_data_ptr(), workspace, current_stream());
   return grad_src;
 }

@@ -25,15 +25,15 @@ int vector_width(int64_t inner, int64_t element_size, const void* a, const void*
 }
 
 template <typename T, typename Op>
-void reduce_dispatch_vec(const T* src, const int64_t* offsets, const SegmentShape& shape, bool mean, T* out,
-                         Workspace& workspace, cudaStream_t stream) {
+void reduce_dispatch_vec(const T* src, const int64_t* offsets, const SegmentShape& shape, bool mean,
+                         const InputCheck& check, T* out, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
   constexpr int kVec = 16 / sizeof(T), kAccVec = 16 / sizeof(Acc);
   // Partials come from the workspace (256-byte aligned): only the row length decides their width.
   if (vector_width(shape.inner, sizeof(T), src) == kVec && shape.inner % kAccVec == 0) {
-    csr_reduce<T, Op, kVec, kAccVec>(src, offsets, csr(shape), mean, out, workspace, stream);
+    csr_reduce<T, Op, kVec, kAccVec>(src, offsets, csr(shape), mean, check, out, workspace, stream);
   } else {
-    csr_reduce<T, Op, 1, 1>(src, offsets, csr(shape), mean, out, workspace, stream);
+    csr_reduce<T, Op, 1, 1>(src, offsets, csr(shape), mean, check, out, workspace, stream);
   }
 }
 
@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(kThreads) scatter_kernel(const T* __restrict__
 
 template <typename T>
 void backward(const T* grad, const T* src, const T* out, const int64_t* offsets, const SegmentShape& shape,
-              Reduce reduce, T* grad_src, Workspace& workspace, cudaStream_t stream) {
+              Reduce reduce, const InputCheck& check, T* grad_src, Workspace& workspace, cudaStream_t stream) {
   if (reduce == Reduce::kSum || reduce == Reduce::kMean) {
     const bool mean = reduce == Reduce::kMean;
     constexpr int kVec = 16 / sizeof(T);
@@ -152,7 +152,7 @@ void backward(const T* grad, const T* src, const T* out, const int64_t* offsets,
   if (shape.segments == 0) return;
   const Tiling tiling = make_tiling(shape.inner, 1);
   const Plan plan = make_plan(csr(shape), tiling);
-  const ChunkIndex index = index_chunks(offsets, plan, workspace, stream);
+  const ChunkIndex index = index_chunks(offsets, plan, check, workspace, stream);
   const int64_t outputs = shape.outer * shape.segments * shape.inner;
   auto* first_row = static_cast<long long*>(workspace.allocate(sizeof(long long) * outputs));
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(first_row, 0x7f, sizeof(long long) * outputs, stream));
@@ -168,7 +168,8 @@ void backward(const T* grad, const T* src, const T* out, const int64_t* offsets,
 }  // namespace
 
 void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offsets, SegmentShape shape,
-                                Reduce reduce, void* out, Workspace& workspace, cudaStream_t stream) {
+                                Reduce reduce, const InputCheck& check, void* out, Workspace& workspace,
+                                cudaStream_t stream) {
   if (shape.outer == 0 || shape.inner == 0 || shape.segments == 0) return;
   auto run = [&](auto tag) {
     using T = decltype(tag);
@@ -177,11 +178,14 @@ void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offs
     const bool mean = reduce == Reduce::kMean;
     switch (reduce) {
       case Reduce::kMax:
-        return reduce_dispatch_vec<T, reducers::Op<Reduce::kMax>>(in, offsets, shape, mean, result, workspace, stream);
+        return reduce_dispatch_vec<T, reducers::Op<Reduce::kMax>>(in, offsets, shape, mean, check, result, workspace,
+                                                                  stream);
       case Reduce::kMin:
-        return reduce_dispatch_vec<T, reducers::Op<Reduce::kMin>>(in, offsets, shape, mean, result, workspace, stream);
+        return reduce_dispatch_vec<T, reducers::Op<Reduce::kMin>>(in, offsets, shape, mean, check, result, workspace,
+                                                                  stream);
       default:  // sum and mean fold sums
-        return reduce_dispatch_vec<T, reducers::Op<Reduce::kSum>>(in, offsets, shape, mean, result, workspace, stream);
+        return reduce_dispatch_vec<T, reducers::Op<Reduce::kSum>>(in, offsets, shape, mean, check, result, workspace,
+                                                                  stream);
     }
   };
   dispatch<FloatingTypes>("segment_reduce", type, [&](auto tag) { run(typename decltype(tag)::type()); });
@@ -189,12 +193,13 @@ void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offs
 
 void segment_reduce_backward_cuda_launch(const void* grad, const void* src, const void* out, DType type,
                                          const int64_t* offsets, SegmentShape shape, Reduce reduce,
-                                         void* grad_src, Workspace& workspace, cudaStream_t stream) {
+                                         const InputCheck& check, void* grad_src, Workspace& workspace,
+                                         cudaStream_t stream) {
   if (shape.outer == 0 || shape.inner == 0 || shape.rows == 0) return;
   auto run = [&](auto tag) {
     using T = decltype(tag);
     backward<T>(static_cast<const T*>(grad), static_cast<const T*>(src), static_cast<const T*>(out), offsets, shape,
-                reduce, static_cast<T*>(grad_src), workspace, stream);
+                reduce, check, static_cast<T*>(grad_src), workspace, stream);
   };
   dispatch<FloatingTypes>("segment_reduce_backward", type, [&](auto tag) { run(typename decltype(tag)::type()); });
 }

@@ -6,6 +6,7 @@
 #include "prim/util/workspace.h"
 #include "prim/device/segmented_reduce/reducers.h"
 #include "prim/device/segmented_reduce/segment_offsets.h"
+#include "prim/util/input_error.cuh"
 
 // cudaStream_t exactly as CUDA's driver_types.h declares it: segment_reduce.h includes this header
 // from the CPU kernels too, and a CPU-only build has no CUDA headers.
@@ -20,14 +21,17 @@ struct SegmentShape {
 };
 
 // out[o, s, :] = reduce(src[o, lo(s):hi(s), :]) for every segment; empty segments give 0.
-// offsets: int64 [segments + 1] on the device. Floating dtypes only; fp16/bf16 accumulate in fp32.
+// offsets: int64 [segments + 1] on the device; offsets that break the CSR rules (start at 0, non-decreasing,
+// end at rows) are clamped and recorded through `check`. Floating dtypes only; fp16/bf16 accumulate in fp32.
 void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offsets, SegmentShape shape,
-                                Reduce reduce, void* out, Workspace& workspace, cudaStream_t stream);
+                                Reduce reduce, const InputCheck& check, void* out, Workspace& workspace,
+                                cudaStream_t stream);
 
 // grad_src [outer, rows, inner] from grad [outer, segments, inner] (dtype `type`). For kMax/kMin, grad_src
 // must be zero on entry and `out` is the forward result; for kSum/kMean every element is written.
 void segment_reduce_backward_cuda_launch(const void* grad, const void* src, const void* out, DType type,
                                          const int64_t* offsets, SegmentShape shape, Reduce reduce,
-                                         void* grad_src, Workspace& workspace, cudaStream_t stream);
+                                         const InputCheck& check, void* grad_src, Workspace& workspace,
+                                         cudaStream_t stream);
 
 }  // namespace gpuprim

@@ -20,6 +20,7 @@
 #include "prim/device/segmented_reduce/segment_offsets.h"
 #include "prim/device/segmented_reduce/tuning_segmented_reduce.h"
 #include "prim/util/cub.cuh"
+#include "prim/util/input_error.cuh"
 #include "prim/util/launch.h"
 
 namespace gpuprim {
@@ -113,10 +114,27 @@ __device__ __forceinline__ void store_segment(Out* out, const Acc (&acc)[Vec], i
   for (int j = 0; j < Vec; ++j) out[j] = convert<Out>(reducers::segment_value(mean, acc[j], count));
 }
 
+// Records the first rule that offsets break at segment s (bad input, prim/util/input_error.cuh): they start at
+// 0, never decrease, and end at `rows`. The kernels clamp them either way (segment_bounds).
+__device__ __forceinline__ void check_offsets(const InputCheck& check, const int64_t* offsets, int64_t s,
+                                              int64_t segments, int64_t rows) {
+  const int64_t a = offsets[s], b = offsets[s + 1];
+  const auto report = [&](int64_t position, int64_t value, InputRule rule, int64_t bound) {
+    record_input_error(check.record, check.op, check.argument, position, value, rule, bound);
+  };
+  if (s == 0 && a != 0) report(0, a, InputRule::kNonZeroStart, 0);
+  if (b < a) {
+    report(s + 1, b, InputRule::kDecreasing, a);
+  } else if (s + 1 == segments && b != rows) {
+    report(s + 1, b, b > rows ? InputRule::kPastEnd : InputRule::kNotAtEnd, rows);
+  }
+}
+
 __global__ void __launch_bounds__(kCsrThreads) count_chunks_kernel(const int64_t* __restrict__ offsets, Plan plan,
-                                                                   CsrPlan* __restrict__ counts) {
+                                                                   InputCheck check, CsrPlan* __restrict__ counts) {
   for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < plan.segments;
        s += int64_t(gridDim.x) * blockDim.x) {
+    if (check.record != nullptr) check_offsets(check, offsets, s, plan.segments, plan.rows);
     int64_t lo, hi;
     segment_bounds(offsets, s, plan.rows, lo, hi);
     counts[s] = plan_segment<int64_t>(hi - lo, plan.chunk_rows, /*store_empty=*/true);
@@ -215,10 +233,13 @@ struct ChunkIndex {
   const int64_t* chunk_segment;  // [chunk_bound]
 };
 
-inline ChunkIndex index_chunks(const int64_t* offsets, const Plan& plan, Workspace& workspace, cudaStream_t stream) {
+// `check`: where broken offsets are recorded (its record may be null).
+inline ChunkIndex index_chunks(const int64_t* offsets, const Plan& plan, const InputCheck& check,
+                               Workspace& workspace, cudaStream_t stream) {
   auto* counts = static_cast<CsrPlan*>(workspace.allocate(sizeof(CsrPlan) * plan.segments));
   auto* scanned = static_cast<CsrPlan*>(workspace.allocate(sizeof(CsrPlan) * plan.segments));
-  count_chunks_kernel<<<grid_for(plan.segments, kCsrThreads), kCsrThreads, 0, stream>>>(offsets, plan, counts);
+  count_chunks_kernel<<<grid_for(plan.segments, kCsrThreads), kCsrThreads, 0, stream>>>(offsets, plan, check,
+                                                                                         counts);
   GPUPRIM_LAUNCH_CHECK();
   cub_call(workspace, [&](void* temp, size_t& bytes) {
     return cub::DeviceScan::InclusiveScan(temp, bytes, counts, scanned, SegmentPlanPlus(), plan.segments, stream);
@@ -231,15 +252,16 @@ inline ChunkIndex index_chunks(const int64_t* offsets, const Plan& plan, Workspa
 }
 
 // out [outer, segments, inner] = the Op reduction (mean: a sum divided by the count) of the CSR segments of
-// src [outer, rows, inner] (contiguous), Vec columns per thread load (AccVec for the partial rows).
+// src [outer, rows, inner] (contiguous), Vec columns per thread load (AccVec for the partial rows). Offsets
+// that break the CSR rules are clamped and recorded through `check`.
 template <typename T, typename Op, int Vec, int AccVec>
-void csr_reduce(const T* src, const int64_t* offsets, const CsrShape& shape, bool mean, T* out,
-                Workspace& workspace, cudaStream_t stream) {
+void csr_reduce(const T* src, const int64_t* offsets, const CsrShape& shape, bool mean, const InputCheck& check,
+                T* out, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
   const Tiling tiling = make_tiling(shape.inner, Vec, shape.rows / shape.segments);
   const int threads = tiling.col_threads * tiling.row_threads;
   const Plan plan = make_plan(shape, tiling);
-  const ChunkIndex index = index_chunks(offsets, plan, workspace, stream);
+  const ChunkIndex index = index_chunks(offsets, plan, check, workspace, stream);
   Acc* partials = nullptr;
   if (plan.partial_bound > 0) {
     partials = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * plan.outer * plan.partial_bound * plan.inner));

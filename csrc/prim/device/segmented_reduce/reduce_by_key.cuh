@@ -14,6 +14,7 @@
 #include "prim/device/segmented_reduce/reducers.h"
 #include "prim/device/segmented_reduce/sorted_reduce.cuh"
 #include "prim/util/convert.cuh"
+#include "prim/util/input_error.cuh"
 #include "prim/util/launch.h"
 #include "prim/util/vec.cuh"
 
@@ -64,14 +65,28 @@ struct FinalizeRows {
   __device__ __forceinline__ void done(int64_t, int64_t, int64_t) const {}
 };
 
+// How bad indices are reported: `check` (its record may be null), and the values to report, when the index the
+// kernels read is not the user's (scatter's destinations; nullptr: the index itself).
+struct IndexErrors {
+  InputCheck check;
+  const int64_t* user_values;
+};
+
+__device__ __forceinline__ void report_bad_index(const IndexErrors& errors, int64_t i, int64_t value) {
+  record_input_error(errors.check, i, errors.user_values ? errors.user_values[i] : value);
+}
+
 // keys[i] = index[i] when it lies in [0, rows), else rows (the sentinel, sorted last); positions[i] = i.
 template <typename Index, typename Key, typename Pos>
 __global__ void __launch_bounds__(kBlockThreads) make_keys_kernel(const Index* __restrict__ index, int64_t n,
-                                                                  int64_t rows, Key* __restrict__ keys,
+                                                                  int64_t rows, IndexErrors errors,
+                                                                  Key* __restrict__ keys,
                                                                   Pos* __restrict__ positions) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = static_cast<int64_t>(index[i]);
-    keys[i] = static_cast<Key>(r >= 0 && r < rows ? r : rows);
+    const bool valid = r >= 0 && r < rows;
+    if (!valid) report_bad_index(errors, i, r);
+    keys[i] = static_cast<Key>(valid ? r : rows);
     positions[i] = static_cast<Pos>(i);
   }
 }
@@ -91,14 +106,17 @@ __device__ __forceinline__ void atomic_add(int64_t* p, int64_t v) {
 template <typename T, typename Index>
 __global__ void __launch_bounds__(kBlockThreads) atomic_sum_kernel(const T* __restrict__ src,
                                                                    const Index* __restrict__ index, ByKeyShape shape,
-                                                                   T scale, T* __restrict__ out) {
+                                                                   T scale, IndexErrors errors, T* __restrict__ out) {
   const int64_t total = shape.outer * shape.items * shape.inner;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t column = e % shape.inner;
     const int64_t i = (e / shape.inner) % shape.items;
     const int64_t o = e / shape.inner / shape.items;
     const int64_t r = static_cast<int64_t>(index[i]);
-    if (r < 0 || r >= shape.rows) continue;
+    if (r < 0 || r >= shape.rows) {
+      if (e < shape.items * shape.inner && column == 0) report_bad_index(errors, i, r);  // once per item
+      continue;
+    }
     T v = src[e];
     if (scale != T(1)) {
       if constexpr (std::is_integral_v<T>) {
@@ -122,8 +140,8 @@ constexpr int by_key_vec() {
 
 template <typename T, typename Key, typename Pos, typename Index>
 void reduce_by_sorted_key(const Index* index, const T* src, const ByKeyShape& shape, Reduce reduce,
-                          bool include_self, typename AccOf<T>::type scale, T* out, Workspace& workspace,
-                          cudaStream_t stream) {
+                          bool include_self, typename AccOf<T>::type scale, const IndexErrors& errors, T* out,
+                          Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
   const int64_t n = shape.items;
   Key* keys[2];
@@ -133,7 +151,7 @@ void reduce_by_sorted_key(const Index* index, const T* src, const ByKeyShape& sh
     positions[b] = static_cast<Pos*>(workspace.allocate(sizeof(Pos) * n));
   }
   make_keys_kernel<Index, Key, Pos><<<grid_for(n, kBlockThreads), kBlockThreads, 0, stream>>>(
-      index, n, shape.rows, keys[0], positions[0]);
+      index, n, shape.rows, errors, keys[0], positions[0]);
   GPUPRIM_LAUNCH_CHECK();
   // Stable (destination, position) sort on the key bits that hold [0, rows] (the sentinel included).
   const int sorted = radix_sort::sort_pairs(keys, positions, n, bits_to_hold(uint64_t(shape.rows)), workspace, stream);
@@ -160,24 +178,24 @@ void reduce_by_sorted_key(const Index* index, const T* src, const ByKeyShape& sh
 // out (holding self) receives the reduction of src by index (see the top of this file). scale multiplies sums.
 template <typename T, typename Index>
 void reduce_by_key(const Index* index, const T* src, const ByKeyShape& shape, Reduce reduce, bool include_self,
-                   typename AccOf<T>::type scale, bool deterministic, T* out, Workspace& workspace,
-                   cudaStream_t stream) {
+                   typename AccOf<T>::type scale, bool deterministic, const IndexErrors& errors, T* out,
+                   Workspace& workspace, cudaStream_t stream) {
   if (shape.outer == 0 || shape.items == 0 || shape.rows == 0 || shape.inner == 0) return;
   if constexpr (kHasAtomicAdd<T>) {
     if (!deterministic && reduce == Reduce::kSum && include_self) {
       atomic_sum_kernel<T, Index><<<grid_for(shape.outer * shape.items * shape.inner, kBlockThreads), kBlockThreads,
-                                    0, stream>>>(src, index, shape, static_cast<T>(scale), out);
+                                    0, stream>>>(src, index, shape, static_cast<T>(scale), errors, out);
       GPUPRIM_LAUNCH_CHECK();
       return;
     }
   }
   // 32-bit keys and positions when they fit: a faster sort and half the memory.
   if (shape.items < (int64_t(1) << 31) && uint64_t(shape.rows) < (uint64_t(1) << 32) - 1) {
-    reduce_by_sorted_key<T, uint32_t, int32_t>(index, src, shape, reduce, include_self, scale, out, workspace,
-                                               stream);
+    reduce_by_sorted_key<T, uint32_t, int32_t>(index, src, shape, reduce, include_self, scale, errors, out,
+                                               workspace, stream);
   } else {
-    reduce_by_sorted_key<T, uint64_t, int64_t>(index, src, shape, reduce, include_self, scale, out, workspace,
-                                               stream);
+    reduce_by_sorted_key<T, uint64_t, int64_t>(index, src, shape, reduce, include_self, scale, errors, out,
+                                               workspace, stream);
   }
 }
 
