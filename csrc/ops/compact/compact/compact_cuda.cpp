@@ -12,6 +12,7 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor> compact_cuda(const at::Tensor& x, const at::Tensor& mask,
                                                 const std::optional<at::Scalar>& fill_value) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   const at::Tensor fill = compact_checked_fill(x, mask, fill_value);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();

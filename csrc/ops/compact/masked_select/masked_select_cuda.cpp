@@ -13,6 +13,7 @@ namespace gpuprim {
 namespace {
 
 at::Tensor masked_select_cuda(const at::Tensor& x, const at::Tensor& mask) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   compact_check(x, mask, "masked_select");
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();

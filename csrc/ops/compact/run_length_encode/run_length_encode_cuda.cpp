@@ -11,6 +11,7 @@ namespace gpuprim {
 namespace {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode_cuda(const at::Tensor& x) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   run_length_encode_check(x);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();

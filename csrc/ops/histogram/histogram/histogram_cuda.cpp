@@ -14,6 +14,7 @@ namespace {
 std::tuple<at::Tensor, at::Tensor> histogram_cuda(const at::Tensor& x, int64_t bins, double lo, double hi,
                                                   const std::optional<at::Tensor>& weights,
                                                   std::optional<bool> deterministic) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   const auto count_type = histogram_check(x, bins, lo, hi, weights);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();

@@ -14,6 +14,7 @@ namespace {
 template <bool kMean>
 at::Tensor sum_cuda(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   const SumPlan plan = sum_check(sum_op_name(kMean), x, dim, dtype);
   const c10::cuda::CUDAGuard guard(x.device());
   const ReduceConfig config = reduce_config();

@@ -22,6 +22,7 @@ scan::Algorithm scan_algorithm() {
 }
 
 at::Tensor cumsum_cuda(const at::Tensor& x, int64_t dim, bool exclusive, bool reverse) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   dim = cumsum_check(x, dim);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();
