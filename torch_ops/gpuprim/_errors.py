@@ -54,6 +54,12 @@ def reports_input_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def check_integer(op: str, name: str, value: object) -> None:
+    """TypeError in gpuprim's words for an argument that must be an integer (not the dispatcher's schema error)."""
+    if isinstance(value, bool) or not isinstance(value, (int, torch.SymInt)):
+        raise TypeError(f"gpuprim.{op}: {name} must be an integer, got {value!r}")
+
+
 @torch.compiler.disable
 @reports_input_errors
 def check_errors() -> None:

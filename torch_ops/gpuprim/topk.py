@@ -6,7 +6,7 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
-from gpuprim._errors import reports_input_errors
+from gpuprim._errors import check_integer, reports_input_errors
 
 
 @reports_input_errors
@@ -37,5 +37,6 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
     row, or several for few long rows) and a block sort of the k chosen (k > 2048: gpuprim.sort).
     Extra memory: O(rows) counters plus the outputs.
     """
+    check_integer("topk", "k", k)
     values, indices = torch.ops.gpuprim.topk.default(x, k, dim, largest, sorted)
     return values, indices

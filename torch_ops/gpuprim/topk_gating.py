@@ -6,7 +6,7 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
-from gpuprim._errors import reports_input_errors
+from gpuprim._errors import check_integer, reports_input_errors
 
 
 @reports_input_errors
@@ -28,5 +28,6 @@ def topk_gating(logits: Tensor, k: int, score: str = "softmax", renormalize: boo
     Determinism: the arithmetic (an exp of its own, fixed summation orders) gives the same bits on the CPU
     and CUDA and on every run. Differentiable in ``logits`` (through ``gates``; gpuprim::topk_gating_backward).
     """
+    check_integer("topk_gating", "k", k)
     gates, expert_ids = torch.ops.gpuprim.topk_gating.default(logits, k, score, renormalize)
     return gates, expert_ids
