@@ -11,7 +11,13 @@
 # skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase),
 # TEST_JOBS (test files run at once), TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds),
 # GPUPRIM_TEST_DEVICES (default cuda: the CPU variants of device-parametrized tests run in CI;
-# cpu,cuda runs both), SANITIZE=memcheck|racecheck|synccheck|initcheck (below).
+# cpu,cuda runs both), SANITIZE=memcheck|racecheck|synccheck|initcheck (below), PREBUILT (below),
+# COMPARE=DIR (benchmarks of the ops in BENCH run with the tree in DIR too, side by side:
+# benchmarks/compare_trees.py; its table is compare.md).
+#
+# PREBUILT=FILE.so.xz: a libgpuprim.so built elsewhere for this machine's torch (same torch version and CUDA
+# major; e.g. built on a CPU machine against the same torch wheel) is unpacked instead of building here,
+# which saves the build's minutes of device time; if it does not import, the runner builds after all.
 #
 # SANITIZE=<tool>: every test file's pytest process runs under `compute-sanitizer --tool <tool>` at small
 # shapes (GPUPRIM_TEST_SMALL=1: tests/conftest.py leaves out the > 2^31-element tests), benchmarks off by
@@ -56,6 +62,15 @@ phase "machine"
   "$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
   nvcc --version | tail -1; } 2>&1 | tee -a "$summary"
 
+prebuilt_ok=0
+if [ -n "${PREBUILT:-}" ]; then
+  phase "prebuilt library $PREBUILT"
+  mkdir -p torch_ops/gpuprim/lib && xz -dc "$PREBUILT" >torch_ops/gpuprim/lib/libgpuprim.so \
+    && "$python" -c "import gpuprim, torch; assert torch.ops.gpuprim.cumsum" >"$out/build.log" 2>&1 && prebuilt_ok=1
+  [ $prebuilt_ok = 1 ] && echo "prebuilt library imports" | tee -a "$summary" \
+    || { tail -5 "$out/build.log" | tee -a "$summary"; echo "prebuilt library unusable: building" | tee -a "$summary"; }
+fi
+[ $prebuilt_ok = 1 ] || {
 phase "build (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST, $MAX_JOBS jobs)"
 start=$SECONDS
 if ! "$python" setup.py -q build_ext >"$out/build.log" 2>&1; then
@@ -71,7 +86,8 @@ cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "${GPUPRIM_BUILD_DIR:-build/cmak
   echo "libstdc++ internals defined in libgpuprim.so: $(nm -D --defined-only -C torch_ops/gpuprim/lib/libgpuprim.so | grep -c 'std::codecvt<')"
   ldd torch_ops/gpuprim/lib/libgpuprim.so | grep -E "stdc|cudart"
   ninja -C "${GPUPRIM_BUILD_DIR:-build/cmake}" -t commands gpuprim 2>/dev/null | tail -1 | cut -c1-1500; } >>"$summary" 2>&1
-if [ "${BENCH:-all}" != "none" ]; then  # the CUB anchor harness builds while the tests run
+}
+if [ "${BENCH:-all}" != "none" ] && [ -z "${COMPARE:-}" ]; then  # the CUB harness builds while the tests run
   (bash benchmarks/cub/build.sh "$work/cub" >"$work/cub_build.log" 2>&1 && touch "$work/cub/ok") &
   cub_build_pid=$!
 fi
@@ -125,16 +141,25 @@ tar -czf "$out/test_logs.tar.gz" -C "$work" test_logs  # now, in case a later ph
 fi
 
 if [ "${BENCH:-all}" != "none" ]; then
-  phase "CUB anchors"
-  wait "$cub_build_pid"
-  cat "$work/cub_build.log" >>"$out/build.log"
   cub_bin=""
-  if [ -f "$work/cub/ok" ]; then cub_bin="$work/cub/cub_anchors"; else echo "CUB harness failed to build (see build.log)" | tee -a "$summary"; fi
+  if [ -z "${COMPARE:-}" ]; then  # a comparison of two trees times gpuprim's rows only
+    phase "CUB anchors"
+    wait "$cub_build_pid"
+    cat "$work/cub_build.log" >>"$out/build.log"
+    if [ -f "$work/cub/ok" ]; then cub_bin="$work/cub/cub_anchors"; else echo "CUB harness failed to build (see build.log)" | tee -a "$summary"; fi
+  fi
   phase "benchmarks"
   only=${BENCH:-all}
-  timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/run_all.py --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
-    ${BENCH_QUICK:+--quick} $([ "$only" != all ] && echo "--only $only") 2>&1 | tee "$out/bench.log"
-  [ -f "$work/bench/summary.md" ] && cp "$work/bench/summary.md" "$out/bench_summary.md"
+  if [ -n "${COMPARE:-}" ]; then
+    timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/compare_trees.py --before "$COMPARE" --after "$root" \
+      --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
+      $([ "$only" != all ] && echo "--only $only") 2>&1 | tee "$out/bench.log"
+    [ -f "$work/bench/compare.md" ] && cp "$work/bench/compare.md" "$out/compare.md"
+  else
+    timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/run_all.py --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
+      ${BENCH_QUICK:+--quick} $([ "$only" != all ] && echo "--only $only") 2>&1 | tee "$out/bench.log"
+    [ -f "$work/bench/summary.md" ] && cp "$work/bench/summary.md" "$out/bench_summary.md"
+  fi
 fi
 
 phase "packing"
