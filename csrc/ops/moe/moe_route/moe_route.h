@@ -16,13 +16,20 @@ struct MoeRouteArgs {
   MoeDrop drop;
 };
 
+// The routing options of both ops, in one place: num_experts >= 1, 1 <= k <= num_experts, capacity >= 0 or
+// None, pad_to >= 1, drop "position" or "score". Messages name `op`; k_source says where k came from.
+MoeRouteArgs moe_route_check_options(const char* op, int64_t num_experts, const c10::SymInt& k,
+                                     const char* k_source, std::optional<int64_t> capacity, int64_t pad_to,
+                                     c10::string_view drop);
+
 // Checks everything that can be checked without reading data (SymInt-safe: also used by the Meta kernel).
 MoeRouteArgs moe_route_metadata_check(const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
                                       std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop);
 
+using MoeRouteMetadata = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+
 // (counts [E], offsets [E + 1], slots [T, k], token_ids [R], num_dropped [1]), int64, uninitialized.
 // R = T * k + E * (pad_to - 1) without a capacity, E * round_up(capacity, pad_to) with one.
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata_outputs(
-    const at::Tensor& expert_ids, const MoeRouteArgs& args);
+MoeRouteMetadata moe_route_metadata_outputs(const at::Tensor& expert_ids, const MoeRouteArgs& args);
 
 }  // namespace gpuprim
