@@ -1,8 +1,17 @@
-// Device-independent parts of gpuprim::moe_route_metadata: argument checks and output shapes, used by its CPU,
-// CUDA and Meta kernels.
+// Device-independent parts of gpuprim::moe_route_metadata (argument checks and output shapes, used by its CPU,
+// CUDA and Meta kernels) and gpuprim::moe_route, the composition of topk_gating and moe_route_metadata.
+//
+// moe_route is CompositeImplicitAutograd: its parts' own Autograd, CPU, CUDA and Meta kernels apply, so the gates'
+// gradient reaches the logits through topk_gating's backward, fake tensors and torch.compile trace the two parts,
+// and there is no second copy of topk_gating's autograd here. The host cost is one dispatcher entry per part.
+#include <torch/library.h>
+
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "common/torch_utils.h"
+#include "include/gpuprim/gpuprim.h"
 #include "ops/moe/moe_route/moe_route.h"
 
 namespace gpuprim {
@@ -50,5 +59,31 @@ MoeRouteMetadata moe_route_metadata_outputs(const at::Tensor& expert_ids, const 
           at::empty_symint(expert_ids.sym_sizes(), options), at::empty_symint({rows}, options),
           at::empty({1}, options)};
 }
+
+int64_t moe_route_check(const at::Tensor& logits, int64_t k, std::optional<int64_t> capacity, int64_t pad_to,
+                        c10::string_view drop) {
+  constexpr const char* op = "moe_route";
+  GPUPRIM_CHECK_ARG(logits.dim() == 2, op, "logits", "2-D [tokens, num_experts]",
+                    std::to_string(logits.dim()) + "-D tensor");
+  // E sizes moe_route_metadata's outputs: a model constant, specialized under torch.compile.
+  const int64_t experts = logits.sym_size(1).guard_int(__FILE__, __LINE__);
+  moe_route_check_options(op, experts, k, "", capacity, pad_to, drop);
+  return experts;
+}
+
+namespace {
+
+MoeRouting moe_route_composite(const at::Tensor& logits, int64_t k, c10::string_view score, bool renormalize,
+                               std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
+  const int64_t experts = moe_route_check(logits, k, capacity, pad_to, drop);
+  auto gating = gpuprim::topk_gating(logits, k, score, renormalize);  // (gates, expert_ids)
+  auto metadata =
+      gpuprim::moe_route_metadata(std::get<1>(gating), std::get<0>(gating), experts, capacity, pad_to, drop);
+  return std::tuple_cat(std::move(gating), std::move(metadata));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, CompositeImplicitAutograd, m) { m.impl("moe_route", &moe_route_composite); }
 
 }  // namespace gpuprim

@@ -1,4 +1,5 @@
-// gpuprim::moe_route_metadata — declarations shared by its CPU, CUDA and Meta files.
+// gpuprim::moe_route and gpuprim::moe_route_metadata — declarations shared by their CPU, CUDA, Meta and
+// composite files.
 #pragma once
 #include <ATen/ATen.h>
 #include <c10/util/string_view.h>
@@ -27,6 +28,11 @@ MoeRouteArgs moe_route_metadata_check(const at::Tensor& expert_ids, const at::Te
                                       std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop);
 
 using MoeRouteMetadata = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+
+// moe_route's own checks (logits 2-D, then the routing options with k against E = logits.size(1)); returns E.
+// topk_gating checks what it alone reads: the logits' dtype and the score.
+int64_t moe_route_check(const at::Tensor& logits, int64_t k, std::optional<int64_t> capacity, int64_t pad_to,
+                        c10::string_view drop);
 
 // (counts [E], offsets [E + 1], slots [T, k], token_ids [R], num_dropped [1]), int64, uninitialized.
 // R = T * k + E * (pad_to - 1) without a capacity, E * round_up(capacity, pad_to) with one.
