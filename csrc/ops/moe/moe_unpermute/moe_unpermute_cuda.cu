@@ -34,8 +34,7 @@ constexpr int kColumnUnroll = 4;  // backward: packs in flight per lane
 // acc += gates[t, j] * expert_out[slots[t, j], column ..] for j = 0..k-1 in order (explicitly rounded), with
 // InFlight rows' packs loaded before the first of them is added (bytes in flight hide the memory latency). The
 // packs stay raw 16-byte words until added: converting them early would hold Vec floats per row in registers.
-// Streaming loads (__ldcs): each row is read once, so it need not displace anything in L2 (H200 probe kernels,
-// bf16 k8: T1024 H4096 30.4 -> 25.5 us with 8 rows in flight; the warp kernel's T16384 / T65536 within 1%).
+// Streaming loads (__ldcs): each row is read once, so it need not displace anything in L2.
 template <typename Raw>
 __device__ __forceinline__ Raw load_once(const Raw* p) {
   if constexpr (std::is_same_v<Raw, uint4>) {
@@ -86,8 +85,8 @@ __device__ __forceinline__ void combine_pack(const T* __restrict__ expert_out, c
   *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
 }
 
-// Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (H200, bf16:
-// 95% of copy bandwidth at T65536 H2048 k8, was 91% one row at a time).
+// Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (more bytes in
+// flight than one row at a time).
 template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __restrict__ expert_out,
                                                                      const int64_t* __restrict__ slots,
@@ -103,9 +102,8 @@ __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __
 }
 
 // Few tokens (a warp per token leaves the GPU idle): one thread per (token, 16-byte pack).
-// InFlight: rows loaded before they are summed (2 or 4, from k). H200 probe kernels, bf16 k8 T1024 H4096 with
-// streaming loads: 4 rows at a time and 5 blocks per SM (48 registers) 25.4 us, 8 rows and 3 blocks 25.6, 8 rows
-// and 4 blocks 25.8; T4096 H7168 133.9 / 137.1 / 136.3 us. This kernel in the benchmark: T1024 30.7 -> 25.8 us.
+// InFlight: rows loaded before they are summed (2 or 4, from k); 4 rows with 5 blocks per SM (48 registers) was
+// the fastest of the measured variants (docs/experiments/moe.md).
 constexpr int kThreadKernelBlocksPerSm = 5;
 template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads, kThreadKernelBlocksPerSm)
@@ -210,9 +208,8 @@ void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUn
   const auto* w = static_cast<const Acc*>(gates);
   const int vec = moe::pack_width<T>(shape.hidden, expert_out, out);
   const DeviceInfo& device = current_device_info();
-  // Warp per token once the warps fill the GPU's thread slots (>= ~2.7 waves of resident blocks). Below that the
-  // thread kernel wins (H200, bf16 k8: T4096 H7168 0.149 ms against the warp kernel's 0.177 ms, whose 4096 warps
-  // were 1.3 waves); above it the warp kernel does (T16384 H4096 k2 0.110 vs 0.114, T65536 0.591 vs 0.646).
+  // Warp per token once the warps fill the GPU's thread slots (>= ~2.7 waves of resident blocks); below that the
+  // thread kernel wins (the crossover is measured in docs/experiments/moe.md).
   if (shape.tokens * kWarpSize >= int64_t(device.sm_count) * device.max_threads_per_sm) {
     const unsigned warps = moe::warp_grid(shape.tokens);
     // 4 rows in flight at most: 8 took ~120 registers here (2 blocks per SM), 4 takes ~70 (3 blocks).
