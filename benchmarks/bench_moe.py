@@ -12,7 +12,10 @@ Issue targets: metadata >= 10x the reference's; permute >= 80% of copy bandwidth
 reference route; unpermute >= 5x the reference and >= 75% of copy bandwidth (the copy_same_bytes rows time a device
 copy of the same bytes, which for the small shapes is itself well below the large-copy bandwidth; read_input_bytes
 times a torch.sum over the bytes unpermute reads, with no writes); forward + backward >= 3x (eager and compiled).
-Cases using gpuprim.moe_route need torch.ops.gpuprim.topk_gating (an error row without it).
+The route_wall rows time the whole route call as a model step pays it, host work included: 200 calls back to back,
+CUDA events around each Python call, no L2 flush or sync between calls (gpuprim.moe_route against the reference's
+softmax, topk, renormalize, argsort, bincount and cumsum). Targets: <= 30 us at T1024 E512 k8, >= 10x the
+reference at every shape. Cases using gpuprim.moe_route need topk_gating's kernels (an error row without them).
 """
 from __future__ import annotations
 
@@ -93,6 +96,24 @@ def fwd_bwd(layer, logits: torch.Tensor, hidden: torch.Tensor, k: int):
     return step
 
 
+def wall_time(fn, calls: int = 200, warmup: int = 20) -> dict:
+    """Per-call time of fn() called back to back, between CUDA events around each Python call: the launches' host
+    time counts whenever the GPU waits for it (the other rows flush L2 before each call, which hides it)."""
+    if timing.DEVICE != "cuda":
+        return timing.bench(fn, warmup=warmup, reps=calls, flush_l2=False)
+    for _ in range(warmup):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    torch.cuda.synchronize()
+    for start, end in zip(starts, ends):
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return timing._summarize([start.elapsed_time(end) for start, end in zip(starts, ends)])
+
+
 # ---------------------------------------------------------------- cases
 def _inputs(tokens: int, hidden_size: int, experts: int, k: int):
     gen = torch.Generator(device=timing.DEVICE).manual_seed(0)
@@ -114,9 +135,9 @@ def _measure(case: str, part: str, tokens: int, hidden_size: int, experts: int, 
     common = dict(shape=(tokens, hidden_size, experts, k), dtype=torch.bfloat16, numel=pairs * hidden_size, part=part)
     rows: List[timing.Row] = []
 
-    def add(impl, fn, bytes_moved, **reps):
+    def add(impl, fn, bytes_moved, bench=timing.bench):
         try:
-            rows.append(timing.record(OP, case, impl, timing.bench(fn, **reps), bytes_moved=bytes_moved, **common))
+            rows.append(timing.record(OP, case, impl, bench(fn), bytes_moved=bytes_moved, **common))
         except Exception as error:  # noqa: BLE001 - one impl failing must not hide the others
             rows.append(timing.error_record(OP, case, impl, error))
 
@@ -137,6 +158,15 @@ def _measure(case: str, part: str, tokens: int, hidden_size: int, experts: int, 
         add("gpuprim", lambda: gpuprim.moe_permute(hidden, routing), bytes_moved)
         add("torch_eager", lambda: hidden.index_select(0, token_ids), bytes_moved)
         add_copy_anchor(bytes_moved)
+    elif part == "route_wall":
+        routing = gpuprim.moe_route(logits, k)
+        ref = reference_route(logits, k)
+        for name, ours, expected in (("expert_ids", routing.expert_ids, ref[1]), ("slots", routing.slots, ref[4]),
+                                     ("token_ids", routing.token_ids, ref[5])):
+            timing.assert_equal(ours, expected, f"gpuprim.moe_route {case} {name}")
+        bytes_moved = tokens * experts * logits.element_size() + pairs * 8 * 4 + experts * 16
+        add("gpuprim", lambda: gpuprim.moe_route(logits, k), bytes_moved, bench=wall_time)
+        add("torch_eager", lambda: reference_route(logits, k), bytes_moved, bench=wall_time)
     elif part == "route_permute":
         bytes_moved = 2 * pairs * hidden_size * elt
         add("gpuprim", lambda: gpuprim.moe_permute(hidden, gpuprim.moe_route(logits, k)), bytes_moved)
@@ -173,7 +203,7 @@ def cases(quick: bool) -> List[dict]:
     out = []
     for tokens, hidden_size, experts, k in SHAPES:
         t = max(tokens // divisor, 64)
-        for part in ("metadata", "permute", "route_permute", "unpermute", "fwd_bwd"):
+        for part in ("metadata", "route_wall", "permute", "route_permute", "unpermute", "fwd_bwd"):
             out.append(dict(case=f"{part}_T{t}_H{hidden_size}_E{experts}_k{k}", part=part, tokens=t,
                             hidden_size=hidden_size, experts=experts, k=k))
     return out

@@ -54,7 +54,15 @@ TORCH_LIBRARY(gpuprim, m) {
   // Runs of equal (==) consecutive elements of 1-D x: unique (x's dtype and size) holds each run's
   // first element, counts (int64, x's size) its length, both zero past num_runs (int64 [1]).
   m.def("run_length_encode(Tensor x) -> (Tensor unique, Tensor counts, Tensor num_runs)", tags);
-  // ---- MoE token routing (moe_route_metadata, moe_permute, moe_unpermute) ----
+  // ---- MoE token routing (moe_route, moe_route_metadata, moe_permute, moe_unpermute) ----
+  // topk_gating(logits [T, E], k, score, renormalize) -> (gates, expert_ids), followed by moe_route_metadata(
+  // expert_ids, gates, E, capacity, pad_to, drop) -> (counts, offsets, slots, token_ids, num_dropped): the fields
+  // of gpuprim.Routing. 1 <= k <= E. A composite of the two ops (their kernels, autograd and fake kernels apply);
+  // differentiable in logits through gates. No host sync.
+  m.def("moe_route(Tensor logits, int k, str score=\"softmax\", bool renormalize=True, int? capacity=None,"
+        " int pad_to=1, str drop=\"position\") -> (Tensor gates, Tensor expert_ids, Tensor counts, Tensor offsets,"
+        " Tensor slots, Tensor token_ids, Tensor num_dropped)",
+        tags);
   // Routing metadata from top-k expert choices [T, k] (gates [T, k] only compared, for drop="score"):
   // counts [E] kept per expert, offsets [E + 1] (each expert's block padded to a multiple of pad_to),
   // slots [T, k] row of each (token, choice) in the permuted buffer (-1: dropped), token_ids [R] source token
@@ -72,8 +80,7 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("moe_unpermute(Tensor expert_out, Tensor slots, Tensor? gates=None) -> Tensor", tags);
   // Gradients of moe_unpermute: (grad_expert_out [R, H], grad_gates [T, k] if gates_grad else [0]).
   m.def("moe_unpermute_backward(Tensor grad, Tensor expert_out, Tensor slots, Tensor? gates, bool gates_grad)"
-        " -> (Tensor grad_expert_out, Tensor grad_gates)",
-        tags);
+        " -> (Tensor grad_expert_out, Tensor grad_gates)", tags);
   // ---- topk (issue #4) ----
   // The k largest (or smallest) elements along dim and their int64 positions, sorted best first.
   // Ties: the lower index wins (selection and order); NaN above +inf (so first if largest, last if

@@ -459,6 +459,112 @@ def test_moe_route_gradients_reach_logits(device):
     torch.testing.assert_close(hidden.grad.cpu(), ref_hidden.grad, rtol=1e-4, atol=1e-6)
 
 
+ROUTE_OP_CASES = [  # (tokens, experts, k, score, renormalize, capacity, pad_to, drop)
+    (7, 4, 2, "softmax", True, None, 1, "position"),
+    (7, 4, 2, "softmax", True, 2, 4, "score"),
+    (9, 6, 3, "sigmoid", False, 3, 2, "position"),
+    (0, 5, 2, "softmax", True, None, 8, "position"),
+]
+
+
+def route_op_args(case, device, requires_grad=False, dtype=torch.float32):
+    tokens, experts, k, score, renormalize, capacity, pad_to, drop = case
+    logits = make_logits(tokens, experts, "randn", seed=12, dtype=dtype).to(device).requires_grad_(requires_grad)
+    return logits, k, score, renormalize, capacity, pad_to, drop
+
+
+@needs_topk_gating
+@pytest.mark.parametrize("case", ROUTE_OP_CASES, ids=lambda c: "T{}E{}k{}{}{}c{}p{}{}".format(*c))
+def test_moe_route_op_is_topk_gating_then_metadata(case, device):
+    """torch.ops.gpuprim.moe_route returns topk_gating's (gates, expert_ids), then the metadata of them."""
+    logits, k, score, renormalize, capacity, pad_to, drop = route_op_args(case, device)
+    out = torch.ops.gpuprim.moe_route.default(logits, k, score, renormalize, capacity, pad_to, drop)
+    assert isinstance(out, tuple) and len(out) == 7
+    gates, expert_ids = torch.ops.gpuprim.topk_gating.default(logits, k, score, renormalize)
+    meta = torch.ops.gpuprim.moe_route_metadata.default(expert_ids, gates, logits.size(1), capacity, pad_to, drop)
+    for name, a, b in zip(("gates", "expert_ids") + gpuprim.Routing._fields[2:], out, (gates, expert_ids) + meta):
+        assert_bitwise_equal(a, b, name)
+    routing = gpuprim.moe_route(logits, k, score=score, renormalize=renormalize, capacity=capacity, pad_to=pad_to,
+                                drop=drop)
+    assert isinstance(routing, gpuprim.Routing)
+    for name, a, b in zip(gpuprim.Routing._fields, routing, (out[1], out[0]) + out[2:]):
+        assert_bitwise_equal(a, b, name)
+
+
+@needs_topk_gating
+def test_moe_route_op_gradient_reaches_logits(device):
+    """Through the registered op (not only the wrapper): the gates' gradient is topk_gating's backward."""
+    logits, k, score, renormalize, capacity, pad_to, drop = route_op_args(ROUTE_OP_CASES[1], device, True)
+    out = torch.ops.gpuprim.moe_route.default(logits, k, score, renormalize, capacity, pad_to, drop)
+    assert out[0].requires_grad and not any(t.requires_grad for t in out[1:])
+    weights = torch.randn(out[0].shape, device=device)
+    (grad,) = torch.autograd.grad((out[0] * weights).sum(), logits)
+    ref_logits = logits.detach().clone().requires_grad_()
+    gates, _ = torch.ops.gpuprim.topk_gating.default(ref_logits, k, score, renormalize)
+    (ref,) = torch.autograd.grad((gates * weights).sum(), ref_logits)
+    assert_bitwise_equal(grad, ref, "grad logits")
+
+
+@needs_topk_gating
+def test_moe_route_opcheck(device):
+    for case in ROUTE_OP_CASES:
+        for requires_grad in (False, True):
+            run_opcheck(torch.ops.gpuprim.moe_route.default, route_op_args(case, device, requires_grad))
+    run_opcheck(torch.ops.gpuprim.moe_route.default, route_op_args(ROUTE_OP_CASES[1], device, True, torch.bfloat16))
+
+
+def routed_step(logits, hidden):
+    """moe_route + permute + unpermute under torch.compile: the routing a compiled MoE layer runs."""
+    routing = gpuprim.moe_route(logits, 2, capacity=5, pad_to=4, drop="score")
+    out = gpuprim.moe_unpermute(torch.tanh(gpuprim.moe_permute(hidden, routing)), routing, routing.gates)
+    return out, routing.token_ids, routing.num_dropped
+
+
+@needs_topk_gating
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_moe_route_compiles_fullgraph(device, dynamic):
+    logits = make_logits(24, 8, "randn", seed=13).to(device)
+    hidden = torch.randn(24, 16, device=device)
+    check_compiles(routed_step, logits, hidden, dynamic=dynamic)
+
+
+@needs_topk_gating
+def test_moe_route_compiled_backward(device):
+    logits = make_logits(24, 8, "randn", seed=14).to(device).requires_grad_()
+    hidden = torch.randn(24, 16, device=device)
+
+    def step(x, h):
+        return routed_step(x, h)[0].square().sum()
+
+    check_compiled_backward(step, logits, hidden)
+
+
+@needs_topk_gating
+def test_moe_route_errors_come_from_the_op():
+    """The checks live in C++: the wrapper and the op raise the same errors (k >= 1: a token goes somewhere)."""
+    logits = make_logits(6, 4, "randn")
+    op = torch.ops.gpuprim.moe_route.default
+    for k in (0, 5, -1):
+        message = rf"gpuprim.moe_route: k must be in \[1, num_experts = 4\], got {k}$"
+        with pytest.raises(ValueError, match=message):
+            gpuprim.moe_route(logits, k)
+        with pytest.raises(ValueError, match=message):
+            op(logits, k)
+    with pytest.raises(ValueError, match="gpuprim.moe_route: drop must be 'position' or 'score', got 'random'"):
+        gpuprim.moe_route(logits, 2, capacity=3, drop="random")
+    with pytest.raises(ValueError, match="gpuprim.moe_route: capacity must be >= 0 or None, got -3"):
+        op(logits, 2, "softmax", True, -3)
+    with pytest.raises(ValueError, match="gpuprim.moe_route: pad_to must be >= 1, got 0"):
+        op(logits, 2, "softmax", True, None, 0)
+    with pytest.raises(ValueError, match="gpuprim.moe_route: logits must be 2-D \\[tokens, num_experts\\], got 3-D"):
+        gpuprim.moe_route(logits.reshape(2, 3, 4), 2)
+    # What topk_gating reads, topk_gating checks: the score and the logits' dtype.
+    with pytest.raises(ValueError, match="gpuprim.topk_gating: score must be"):
+        gpuprim.moe_route(logits, 2, score="relu")
+    with pytest.raises(TypeError, match="gpuprim.topk_gating: logits must be float32, float16 or bfloat16"):
+        gpuprim.moe_route(logits.double(), 2)
+
+
 # ---------------------------------------------------------------- example
 def test_moe_layer_example_cpu():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "torch_ops"), os.environ.get("PYTHONPATH", "")]))

@@ -97,6 +97,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tenso
 }
 
 // ---- MoE token routing ----
+MoeRouting moe_route(const at::Tensor& logits, int64_t k, c10::string_view score, bool renormalize,
+                     std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
+  static const auto op = find_op<MoeRouting(const at::Tensor&, int64_t, c10::string_view, bool, std::optional<int64_t>,
+                                            int64_t, c10::string_view)>("gpuprim::moe_route");
+  return op.call(logits, k, score, renormalize, capacity, pad_to, drop);
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata(
     const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts, std::optional<int64_t> capacity,
     int64_t pad_to, c10::string_view drop) {

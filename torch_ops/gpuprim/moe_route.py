@@ -27,12 +27,15 @@ class Routing(NamedTuple):
     num_dropped: Tensor
 
 
+_moe_route = torch.ops.gpuprim.moe_route.default
+
+
 def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bool = True,
               capacity: Optional[int] = None, pad_to: int = 1, drop: str = "position") -> Routing:
     """Routes T tokens to their top-k of E experts and lays them out expert by expert.
 
     Args:
-        logits: [T, E] router logits (any floating dtype).
+        logits: [T, E] router logits (float32, float16 or bfloat16).
         k: experts per token, 1 <= k <= E.
         score: ``"softmax"`` or ``"sigmoid"`` scores (see ``torch.ops.gpuprim.topk_gating``).
         renormalize: divide each token's k gates by their sum.
@@ -46,19 +49,12 @@ def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bo
         a capacity, E*round_up(capacity, pad_to) with one — so nothing waits for the GPU; rows past
         ``offsets[E]`` are padding. Inside an expert, rows are in token order (then choice order). Deterministic.
         Gradients flow from ``gates`` to ``logits``; the metadata is integer and not differentiable.
+
+    One call of ``torch.ops.gpuprim.moe_route`` (topk_gating, then moe_route_metadata, composed in C++, which
+    also checks the arguments); the op returns topk_gating's (gates, expert_ids) first.
     """
-    if logits.dim() != 2:
-        raise ValueError(f"gpuprim.moe_route: logits must be 2-D [tokens, num_experts], got {logits.dim()}-D tensor")
-    num_experts = logits.size(1)
-    if not 1 <= k <= num_experts:
-        raise ValueError(f"gpuprim.moe_route: k must be in [1, num_experts = {num_experts}], got {k}")
-    if capacity is not None and capacity < 0:
-        raise ValueError(f"gpuprim.moe_route: capacity must be >= 0 or None, got {capacity}")
-    if pad_to < 1:
-        raise ValueError(f"gpuprim.moe_route: pad_to must be >= 1, got {pad_to}")
-    gates, expert_ids = torch.ops.gpuprim.topk_gating.default(logits, k, score=score, renormalize=renormalize)
-    counts, offsets, slots, token_ids, num_dropped = torch.ops.gpuprim.moe_route_metadata.default(
-        expert_ids, gates.detach(), num_experts, capacity, pad_to, drop)
+    gates, expert_ids, counts, offsets, slots, token_ids, num_dropped = _moe_route(logits, k, score, renormalize,
+                                                                                  capacity, pad_to, drop)
     return Routing(expert_ids, gates, counts, offsets, slots, token_ids, num_dropped)
 
 
@@ -75,5 +71,4 @@ def moe_route_metadata(expert_ids: Tensor, gates: Tensor, num_experts: int, capa
         if low < 0 or high >= num_experts:
             raise ValueError(f"gpuprim.moe_route_metadata: expert_ids must be in [0, num_experts = {num_experts}), "
                              f"got values in [{low}, {high}]")
-    return torch.ops.gpuprim.moe_route_metadata.default(expert_ids, gates.detach(), num_experts, capacity, pad_to,
-                                                        drop)
+    return torch.ops.gpuprim.moe_route_metadata.default(expert_ids, gates, num_experts, capacity, pad_to, drop)

@@ -73,6 +73,15 @@ at::Tensor masked_select(const at::Tensor& x, const at::Tensor& mask);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x);
 
 // ---- MoE token routing ----
+// (gates, expert_ids, counts, offsets, slots, token_ids, num_dropped): topk_gating's outputs, then
+// moe_route_metadata's (gpuprim.Routing holds the same fields, expert_ids first).
+using MoeRouting = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+// Routes tokens to their top-k experts: topk_gating(logits [T, E], k, score, renormalize) gives gates (fp32 [T, k])
+// and expert_ids (int64 [T, k]), then moe_route_metadata(expert_ids, gates, E, capacity, pad_to, drop) the rest.
+// 1 <= k <= E. No host sync. Differentiable in logits (through gates).
+MoeRouting moe_route(const at::Tensor& logits, int64_t k, c10::string_view score = "softmax", bool renormalize = true,
+                     std::optional<int64_t> capacity = std::nullopt, int64_t pad_to = 1,
+                     c10::string_view drop = "position");
 // (counts [E], offsets [E + 1], slots [T, k], token_ids [R], num_dropped [1]), int64, from top-k expert ids
 // [T, k] and their gates (compared for drop = "score"); see csrc/library.cpp. No host sync. Not differentiable.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata(

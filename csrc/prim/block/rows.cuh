@@ -1,21 +1,19 @@
 // Row-wise pieces shared by the MoE permute/unpermute kernels: aligned element packs for 16-byte loads,
-// explicitly rounded multiply/add (no FMA contraction, so CUDA sums match the CPU reference bitwise). Warp
-// sums: prim/warp_reduce.cuh (fixed order, each addition rounded on its own).
+// explicitly rounded multiply/add (no FMA contraction, so CUDA sums match the CPU reference bitwise), and the
+// grid of a warp-per-row kernel. Warp sums: prim/warp/reduce.cuh (fixed order, each addition rounded on its own).
 #pragma once
 #include <cstdint>
 
-#include "prim/util/launch.h"
 #include "prim/util/convert.cuh"
+#include "prim/util/launch.h"
 #include "prim/util/vec.cuh"
 
 namespace gpuprim {
 namespace moe {
 
-constexpr int kWarp = 32;
-constexpr int kWarpsPerBlock = 8;
-constexpr int kBlockThreads = kWarp * kWarpsPerBlock;
+constexpr int kWarpsPerBlock = kBlockThreads / kWarpSize;
 
-// N elements, one aligned 16-byte (or narrower) load or store: prim/vec.cuh's VecOf.
+// N elements, one aligned 16-byte (or narrower) load or store: prim/util/vec.cuh's VecOf.
 template <typename T, int N>
 using Pack = VecOf<N, T>;
 
@@ -28,8 +26,7 @@ __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(
 template <typename T>
 inline int pack_width(int64_t row_elements, const void* a, const void* b, const void* c = nullptr) {
   constexpr int full = int(16 / sizeof(T));
-  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return (row_elements % full == 0 && aligned(a) && aligned(b) && (c == nullptr || aligned(c))) ? full : 1;
+  return (row_elements % full == 0 && aligned(a, 16) && aligned(b, 16) && aligned(c, 16)) ? full : 1;
 }
 
 constexpr int64_t kMaxBlocks = int64_t(1) << 20;  // the kernels are grid-stride loops: more blocks add nothing

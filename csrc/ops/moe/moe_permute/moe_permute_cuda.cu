@@ -4,15 +4,14 @@
 
 #include <cstdint>
 
-#include "prim/util/cuda_check.h"
 #include "ops/moe/moe_permute/moe_permute_launch.h"
 #include "prim/block/rows.cuh"
+#include "prim/util/cuda_check.h"
+#include "prim/util/launch.h"
 
 namespace gpuprim {
 namespace {
 
-using moe::kBlockThreads;
-using moe::kWarp;
 using moe::kWarpsPerBlock;
 
 constexpr int kUnroll = 4;
@@ -21,25 +20,25 @@ template <typename Word>
 __global__ void __launch_bounds__(kBlockThreads)
     gather_rows_kernel(const Word* __restrict__ hidden, int64_t tokens, int64_t words,
                        const int64_t* __restrict__ token_ids, int64_t rows, Word* __restrict__ out) {
-  const int lane = threadIdx.x % kWarp;
-  for (int64_t r = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; r < rows;
+  const int lane = threadIdx.x % kWarpSize;
+  for (int64_t r = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize; r < rows;
        r += int64_t(gridDim.x) * kWarpsPerBlock) {
     const int64_t t = token_ids[r];
     Word* dst = out + r * words;
     if (t < 0 || t >= tokens) {  // padding row (-1), or a bad id: zeros, nothing read
-      for (int64_t c = lane; c < words; c += kWarp) dst[c] = Word{};
+      for (int64_t c = lane; c < words; c += kWarpSize) dst[c] = Word{};
       continue;
     }
     const Word* src = hidden + t * words;
     int64_t c = lane;
-    for (; c + (kUnroll - 1) * kWarp < words; c += kUnroll * kWarp) {
+    for (; c + (kUnroll - 1) * kWarpSize < words; c += kUnroll * kWarpSize) {
       Word v[kUnroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) v[u] = src[c + u * kWarp];
+      for (int u = 0; u < kUnroll; ++u) v[u] = src[c + u * kWarpSize];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) dst[c + u * kWarp] = v[u];
+      for (int u = 0; u < kUnroll; ++u) dst[c + u * kWarpSize] = v[u];
     }
-    for (; c < words; c += kWarp) dst[c] = src[c];
+    for (; c < words; c += kWarpSize) dst[c] = src[c];
   }
 }
 

@@ -5,58 +5,17 @@
 #include <string>
 #include <vector>
 
-#include "common/torch_utils.h"
+#include "ops/moe/moe_common.h"
 #include "ops/moe/moe_route/moe_route.h"
 
 namespace gpuprim {
-
-MoeRouteArgs moe_route_metadata_check(const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
-                                      std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
-  constexpr const char* op = "moe_route_metadata";
-  GPUPRIM_CHECK_ARG(expert_ids.dim() == 2, op, "expert_ids", "2-D [tokens, k]",
-                    std::to_string(expert_ids.dim()) + "-D tensor");
-  GPUPRIM_CHECK_DTYPE(expert_ids.scalar_type() == at::kLong || expert_ids.scalar_type() == at::kInt, op,
-                      "expert_ids", "an int64 or int32 tensor", expert_ids.scalar_type());
-  check_same_device(op, expert_ids, "gates", gates);
-  GPUPRIM_CHECK_DTYPE(at::isFloatingType(gates.scalar_type()), op, "gates", "a floating-point tensor",
-                      gates.scalar_type());
-  GPUPRIM_CHECK_ARG(gates.sym_sizes().equals(expert_ids.sym_sizes()), op, "gates",
-                    c10::str("of expert_ids' shape ", expert_ids.sym_sizes()), gates.sym_sizes());
-  GPUPRIM_CHECK_ARG(num_experts >= 1, op, "num_experts", ">= 1", num_experts);
-  GPUPRIM_CHECK_ARG(expert_ids.sym_size(1) >= 1 && expert_ids.sym_size(1) <= num_experts, op, "k",
-                    c10::str("in [1, num_experts = ", num_experts, "] (expert_ids.size(1))"), expert_ids.sym_size(1));
-  GPUPRIM_CHECK_ARG(!capacity.has_value() || *capacity >= 0, op, "capacity", ">= 0 or None",
-                    capacity.value_or(0));
-  GPUPRIM_CHECK_ARG(pad_to >= 1, op, "pad_to", ">= 1", pad_to);
-  MoeDrop mode = MoeDrop::kPosition;
-  if (drop == "score") {
-    mode = MoeDrop::kScore;
-  } else {
-    GPUPRIM_CHECK_ARG(drop == "position", op, "drop", "'position' or 'score'", "'" + std::string(drop) + "'");
-  }
-  return {num_experts, capacity.value_or(-1), pad_to, mode};
-}
-
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata_outputs(
-    const at::Tensor& expert_ids, const MoeRouteArgs& args) {
-  const int64_t experts = args.num_experts;
-  const c10::SymInt rows = args.capacity >= 0
-                               ? c10::SymInt(experts * ((args.capacity + args.pad_to - 1) / args.pad_to * args.pad_to))
-                               : expert_ids.sym_size(0) * expert_ids.sym_size(1) + experts * (args.pad_to - 1);
-  const auto options = expert_ids.options().dtype(at::kLong);
-  return {at::empty({experts}, options), at::empty({experts + 1}, options),
-          at::empty_symint(expert_ids.sym_sizes(), options), at::empty_symint({rows}, options),
-          at::empty({1}, options)};
-}
-
 namespace {
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata_cpu(
-    const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts, std::optional<int64_t> capacity,
-    int64_t pad_to, c10::string_view drop) {
+MoeRouteMetadata moe_route_metadata_cpu(const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
+                                        std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
   const MoeRouteArgs args = moe_route_metadata_check(expert_ids, gates, num_experts, capacity, pad_to, drop);
   auto [counts, offsets, slots, token_ids, num_dropped] = moe_route_metadata_outputs(expert_ids, args);
-  const at::Tensor ids_t = expert_ids.to(at::kLong).contiguous();
+  const at::Tensor ids_t = moe_contiguous_as(expert_ids, at::kLong);
   const int64_t k = expert_ids.size(1), n = ids_t.numel(), experts = num_experts;
   const int64_t* ids = ids_t.const_data_ptr<int64_t>();
   const int64_t limit = args.capacity >= 0 ? args.capacity : n;
@@ -70,7 +29,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route
   std::vector<uint8_t> keep(n, 0);
   if (args.drop == MoeDrop::kScore && args.capacity >= 0) {
     // The `capacity` highest gates (compared as fp32), ties to the lower token index (stable sort).
-    const at::Tensor g_t = gates.to(at::kFloat).contiguous();
+    const at::Tensor g_t = moe_contiguous_as(gates, at::kFloat);
     const float* g = g_t.const_data_ptr<float>();
     for (auto& list : routed) {
       std::vector<int64_t> by_score = list;

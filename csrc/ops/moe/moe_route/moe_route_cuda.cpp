@@ -6,23 +6,23 @@
 
 #include "common/cuda_workspace.h"
 #include "common/torch_utils.h"
+#include "ops/moe/moe_common.h"
 #include "ops/moe/moe_route/moe_route.h"
 
 namespace gpuprim {
 namespace {
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata_cuda(
-    const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts, std::optional<int64_t> capacity,
-    int64_t pad_to, c10::string_view drop) {
+MoeRouteMetadata moe_route_metadata_cuda(const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
+                                         std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
   const MoeRouteArgs args = moe_route_metadata_check(expert_ids, gates, num_experts, capacity, pad_to, drop);
   GPUPRIM_CHECK_ARG(expert_ids.numel() < std::numeric_limits<int32_t>::max(), "moe_route_metadata", "expert_ids",
                     "of fewer than 2^31 - 1 elements on CUDA", expert_ids.numel());
   const c10::cuda::CUDAGuard guard(expert_ids.device());
   auto outputs = moe_route_metadata_outputs(expert_ids, args);
   auto& [counts, offsets, slots, token_ids, num_dropped] = outputs;
-  const at::Tensor ids = expert_ids.to(at::kLong).contiguous();
+  const at::Tensor ids = moe_contiguous_as(expert_ids, at::kLong);
   const bool by_score = args.drop == MoeDrop::kScore && args.capacity >= 0;
-  const at::Tensor g = by_score ? gates.to(at::kFloat).contiguous() : at::Tensor();
+  const at::Tensor g = by_score ? moe_contiguous_as(gates, at::kFloat) : at::Tensor();
   const MoeRouteShape shape{expert_ids.size(0), expert_ids.size(1), num_experts, args.capacity, pad_to,
                             token_ids.size(0), args.drop};
   TorchWorkspace workspace(expert_ids.device());

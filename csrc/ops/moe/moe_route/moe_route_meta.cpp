@@ -6,9 +6,8 @@
 namespace gpuprim {
 namespace {
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata_meta(
-    const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts, std::optional<int64_t> capacity,
-    int64_t pad_to, c10::string_view drop) {
+MoeRouteMetadata moe_route_metadata_meta(const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
+                                         std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
   const MoeRouteArgs args = moe_route_metadata_check(expert_ids, gates, num_experts, capacity, pad_to, drop);
   return moe_route_metadata_outputs(expert_ids, args);
 }

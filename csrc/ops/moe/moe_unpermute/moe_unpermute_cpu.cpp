@@ -3,48 +3,11 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include <string>
 #include <vector>
 
-#include "common/torch_utils.h"
 #include "ops/moe/moe_unpermute/moe_unpermute.h"
 
 namespace gpuprim {
-
-void moe_unpermute_check(const at::Tensor& expert_out, const at::Tensor& slots,
-                         const std::optional<at::Tensor>& gates) {
-  constexpr const char* op = "moe_unpermute";
-  const auto type = expert_out.scalar_type();
-  GPUPRIM_CHECK_DTYPE(type == at::kHalf || type == at::kBFloat16 || type == at::kFloat || type == at::kDouble, op,
-                      "expert_out", "a float16, bfloat16, float32 or float64 tensor", type);
-  GPUPRIM_CHECK_ARG(expert_out.dim() == 2, op, "expert_out", "2-D [rows, hidden_size]",
-                    std::to_string(expert_out.dim()) + "-D tensor");
-  check_same_device(op, expert_out, "slots", slots);
-  GPUPRIM_CHECK_ARG(slots.dim() == 2, op, "slots", "2-D [tokens, k]", std::to_string(slots.dim()) + "-D tensor");
-  GPUPRIM_CHECK_DTYPE(slots.scalar_type() == at::kLong, op, "slots", "an int64 tensor", slots.scalar_type());
-  if (gates.has_value()) {
-    check_same_device(op, expert_out, "gates", *gates);
-    GPUPRIM_CHECK_DTYPE(at::isFloatingType(gates->scalar_type()), op, "gates", "a floating-point tensor",
-                        gates->scalar_type());
-    GPUPRIM_CHECK_ARG(gates->sym_sizes().equals(slots.sym_sizes()), op, "gates",
-                      c10::str("of routing.slots' shape ", slots.sym_sizes()), gates->sym_sizes());
-  }
-}
-
-void moe_unpermute_backward_check(const at::Tensor& grad, const at::Tensor& expert_out, const at::Tensor& slots,
-                                  const std::optional<at::Tensor>& gates, bool gates_grad) {
-  moe_unpermute_check(expert_out, slots, gates);
-  check_same_device("moe_unpermute_backward", expert_out, "grad", grad);
-  GPUPRIM_CHECK_ARG(grad.dim() == 2 && grad.sym_size(0) == slots.sym_size(0) &&
-                        grad.sym_size(1) == expert_out.sym_size(1),
-                    "moe_unpermute_backward", "grad", "of the forward output's shape [tokens, hidden_size]",
-                    grad.sym_sizes());
-  GPUPRIM_CHECK_DTYPE(grad.scalar_type() == expert_out.scalar_type(), "moe_unpermute_backward", "grad",
-                      c10::str("of expert_out's dtype ", expert_out.scalar_type()), grad.scalar_type());
-  GPUPRIM_CHECK_ARG(!gates_grad || gates.has_value(), "moe_unpermute_backward", "gates_grad",
-                    "False when gates is None", gates_grad);
-}
-
 namespace {
 
 template <typename T, typename Acc>
@@ -93,35 +56,15 @@ void backward_cpu(const T* grad, const T* expert_out, const int64_t* slots, cons
   });
 }
 
-at::Tensor moe_unpermute_cpu(const at::Tensor& expert_out, const at::Tensor& slots,
-                             const std::optional<at::Tensor>& gates) {
-  moe_unpermute_check(expert_out, slots, gates);
-  const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous();
-  const int64_t tokens = slots.size(0), k = slots.size(1), hidden = input.size(1);
-  at::Tensor out = at::empty({tokens, hidden}, input.options());
-  if (out.numel() == 0) return out;
-  const at::Tensor w = gates.has_value() ? gates->to(moe_acc_type(input)).contiguous() : at::Tensor();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_moe_unpermute_cpu", [&] {
-    using Acc = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
-    combine_cpu<scalar_t, Acc>(input.const_data_ptr<scalar_t>(), slot_t.const_data_ptr<int64_t>(),
-                               w.defined() ? w.const_data_ptr<Acc>() : nullptr, tokens, k, input.size(0), hidden,
-                               out.mutable_data_ptr<scalar_t>());
-  });
-  return out;
-}
-
-std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward_cpu(const at::Tensor& grad, const at::Tensor& expert_out,
-                                                              const at::Tensor& slots,
-                                                              const std::optional<at::Tensor>& gates,
-                                                              bool gates_grad) {
+UnpermuteGrads moe_unpermute_backward_cpu(const at::Tensor& grad, const at::Tensor& expert_out,
+                                          const at::Tensor& slots, const std::optional<at::Tensor>& gates,
+                                          bool gates_grad) {
   moe_unpermute_backward_check(grad, expert_out, slots, gates, gates_grad);
+  auto [grad_expert_out, grad_gates] = moe_unpermute_backward_outputs(expert_out, slots, gates_grad);
+  grad_expert_out.zero_();  // rows no pair maps to (padding, dropped pairs) get no gradient
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous(), grad_c = grad.contiguous();
   const int64_t tokens = slots.size(0), k = slots.size(1), hidden = input.size(1);
-  const auto acc_type = moe_acc_type(input);
-  at::Tensor grad_expert_out = at::zeros(input.sizes(), input.options());
-  at::Tensor grad_gates = gates_grad ? at::zeros({tokens, k}, input.options().dtype(acc_type))
-                                     : at::zeros({0}, input.options().dtype(acc_type));
-  const at::Tensor w = gates.has_value() ? gates->to(acc_type).contiguous() : at::Tensor();
+  const at::Tensor w = moe_gates_in_acc(gates, input);
   if (tokens * k > 0) {
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_moe_unpermute_bw_cpu", [&] {
       using Acc = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
@@ -135,11 +78,25 @@ std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward_cpu(const at::Tensor& 
   return {grad_expert_out, grad_gates};
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("moe_unpermute", &moe_unpermute_cpu);
-  m.impl("moe_unpermute_backward", &moe_unpermute_backward_cpu);
+at::Tensor moe_unpermute_cpu(const at::Tensor& expert_out, const at::Tensor& slots,
+                             const std::optional<at::Tensor>& gates) {
+  moe_unpermute_check(expert_out, slots, gates);
+  const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous();
+  const int64_t tokens = slots.size(0), k = slots.size(1), hidden = input.size(1);
+  at::Tensor out = at::empty({tokens, hidden}, input.options());
+  if (out.numel() == 0) return out;
+  const at::Tensor w = moe_gates_in_acc(gates, input);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_moe_unpermute_cpu", [&] {
+    using Acc = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+    combine_cpu<scalar_t, Acc>(input.const_data_ptr<scalar_t>(), slot_t.const_data_ptr<int64_t>(),
+                               w.defined() ? w.const_data_ptr<Acc>() : nullptr, tokens, k, input.size(0), hidden,
+                               out.mutable_data_ptr<scalar_t>());
+  });
+  return out;
 }
 
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { m.impl("moe_unpermute", &moe_unpermute_cpu); }
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { m.impl("moe_unpermute_backward", &moe_unpermute_backward_cpu); }
+
+}  // namespace
 }  // namespace gpuprim

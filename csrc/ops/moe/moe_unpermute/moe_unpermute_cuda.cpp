@@ -10,35 +10,16 @@
 namespace gpuprim {
 namespace {
 
-at::Tensor moe_unpermute_cuda(const at::Tensor& expert_out, const at::Tensor& slots,
-                              const std::optional<at::Tensor>& gates) {
-  moe_unpermute_check(expert_out, slots, gates);
-  const c10::cuda::CUDAGuard guard(expert_out.device());
-  const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous();
-  const MoeUnpermuteShape shape{slots.size(0), slots.size(1), input.size(0), input.size(1)};
-  at::Tensor out = at::empty({shape.tokens, shape.hidden}, input.options());
-  if (out.numel() == 0) return out;
-  const at::Tensor w = gates.has_value() ? gates->to(moe_acc_type(input)).contiguous() : at::Tensor();
-  moe_unpermute_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()), slot_t.const_data_ptr<int64_t>(),
-                            w.defined() ? w.const_data_ptr() : nullptr, shape, out.mutable_data_ptr(),
-                            current_stream());
-  return out;
-}
-
-std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward_cuda(const at::Tensor& grad, const at::Tensor& expert_out,
-                                                               const at::Tensor& slots,
-                                                               const std::optional<at::Tensor>& gates,
-                                                               bool gates_grad) {
+UnpermuteGrads moe_unpermute_backward_cuda(const at::Tensor& grad, const at::Tensor& expert_out,
+                                           const at::Tensor& slots, const std::optional<at::Tensor>& gates,
+                                           bool gates_grad) {
   moe_unpermute_backward_check(grad, expert_out, slots, gates, gates_grad);
   const c10::cuda::CUDAGuard guard(expert_out.device());
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous(), grad_c = grad.contiguous();
   const MoeUnpermuteShape shape{slots.size(0), slots.size(1), input.size(0), input.size(1)};
-  const auto acc_type = moe_acc_type(input);
   // The kernels write every row (zeros where no (token, choice) maps: padding, dropped pairs): no zero fill.
-  at::Tensor grad_expert_out = at::empty(input.sizes(), input.options());
-  at::Tensor grad_gates = gates_grad ? at::empty({shape.tokens, shape.k}, input.options().dtype(acc_type))
-                                     : at::empty({0}, input.options().dtype(acc_type));
-  const at::Tensor w = gates.has_value() ? gates->to(acc_type).contiguous() : at::Tensor();
+  auto [grad_expert_out, grad_gates] = moe_unpermute_backward_outputs(input, slots, gates_grad);
+  const at::Tensor w = moe_gates_in_acc(gates, input);
   if (shape.hidden == 0 && gates_grad && grad_gates.numel() > 0) grad_gates.zero_();
   TorchWorkspace workspace(expert_out.device());
   moe_unpermute_backward_cuda_launch(grad_c.const_data_ptr(), input.const_data_ptr(), to_dtype(input.scalar_type()),
@@ -50,11 +31,23 @@ std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward_cuda(const at::Tensor&
   return {grad_expert_out, grad_gates};
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("moe_unpermute", &moe_unpermute_cuda);
-  m.impl("moe_unpermute_backward", &moe_unpermute_backward_cuda);
+at::Tensor moe_unpermute_cuda(const at::Tensor& expert_out, const at::Tensor& slots,
+                              const std::optional<at::Tensor>& gates) {
+  moe_unpermute_check(expert_out, slots, gates);
+  const c10::cuda::CUDAGuard guard(expert_out.device());
+  const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous();
+  const MoeUnpermuteShape shape{slots.size(0), slots.size(1), input.size(0), input.size(1)};
+  at::Tensor out = at::empty({shape.tokens, shape.hidden}, input.options());
+  if (out.numel() == 0) return out;
+  const at::Tensor w = moe_gates_in_acc(gates, input);
+  moe_unpermute_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()), slot_t.const_data_ptr<int64_t>(),
+                            w.defined() ? w.const_data_ptr() : nullptr, shape, out.mutable_data_ptr(),
+                            current_stream());
+  return out;
 }
 
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) { m.impl("moe_unpermute", &moe_unpermute_cuda); }
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) { m.impl("moe_unpermute_backward", &moe_unpermute_backward_cuda); }
+
+}  // namespace
 }  // namespace gpuprim

@@ -9,22 +9,22 @@
 
 #include <algorithm>
 #include <climits>
-#include <stdexcept>
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 
-#include "prim/util/cuda_check.h"
-#include "prim/util/device_info.h"
 #include "ops/moe/moe_unpermute/moe_unpermute_launch.h"
 #include "prim/block/rows.cuh"
+#include "prim/util/cuda_check.h"
+#include "prim/util/device_info.h"
+#include "prim/util/dispatch.h"
+#include "prim/util/launch.h"
 #include "prim/warp/reduce.cuh"
 
 namespace gpuprim {
 namespace {
 
 using moe::add_rn;
-using moe::kBlockThreads;
-using moe::kWarp;
 using moe::kWarpsPerBlock;
 using moe::mul_rn;
 using moe::Pack;
@@ -34,8 +34,7 @@ constexpr int kColumnUnroll = 4;  // backward: packs in flight per lane
 // acc += gates[t, j] * expert_out[slots[t, j], column ..] for j = 0..k-1 in order (explicitly rounded), with
 // InFlight rows' packs loaded before the first of them is added (bytes in flight hide the memory latency). The
 // packs stay raw 16-byte words until added: converting them early would hold Vec floats per row in registers.
-// Streaming loads (__ldcs): each row is read once, so it need not displace anything in L2 (H200 probe kernels,
-// bf16 k8: T1024 H4096 30.4 -> 25.5 us with 8 rows in flight; the warp kernel's T16384 / T65536 within 1%).
+// Streaming loads (__ldcs): each row is read once, so it need not displace anything in L2.
 template <typename Raw>
 __device__ __forceinline__ Raw load_once(const Raw* p) {
   if constexpr (std::is_same_v<Raw, uint4>) {
@@ -86,26 +85,25 @@ __device__ __forceinline__ void combine_pack(const T* __restrict__ expert_out, c
   *reinterpret_cast<Pack<T, Vec>*>(out + t * shape.hidden + column) = y;
 }
 
-// Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (H200, bf16:
-// 95% of copy bandwidth at T65536 H2048 k8, was 91% one row at a time).
+// Many tokens: one warp per token along 16-byte packs of its row, up to 4 of its k rows in flight (more bytes in
+// flight than one row at a time).
 template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads) combine_warp_kernel(const T* __restrict__ expert_out,
                                                                      const int64_t* __restrict__ slots,
                                                                      const Acc* __restrict__ gates,
                                                                      MoeUnpermuteShape shape, T* __restrict__ out) {
-  const int lane = threadIdx.x % kWarp;
-  for (int64_t t = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; t < shape.tokens;
+  const int lane = threadIdx.x % kWarpSize;
+  for (int64_t t = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize; t < shape.tokens;
        t += int64_t(gridDim.x) * kWarpsPerBlock) {
-    for (int64_t column = int64_t(lane) * Vec; column < shape.hidden; column += int64_t(kWarp) * Vec) {
+    for (int64_t column = int64_t(lane) * Vec; column < shape.hidden; column += int64_t(kWarpSize) * Vec) {
       combine_pack<T, Acc, Vec, InFlight>(expert_out, slots, gates, shape, t, column, out);
     }
   }
 }
 
 // Few tokens (a warp per token leaves the GPU idle): one thread per (token, 16-byte pack).
-// InFlight: rows loaded before they are summed (2 or 4, from k). H200 probe kernels, bf16 k8 T1024 H4096 with
-// streaming loads: 4 rows at a time and 5 blocks per SM (48 registers) 25.4 us, 8 rows and 3 blocks 25.6, 8 rows
-// and 4 blocks 25.8; T4096 H7168 133.9 / 137.1 / 136.3 us. This kernel in the benchmark: T1024 30.7 -> 25.8 us.
+// InFlight: rows loaded before they are summed (2 or 4, from k); 4 rows with 5 blocks per SM (48 registers) was
+// the fastest of the measured variants (docs/experiments/moe.md).
 constexpr int kThreadKernelBlocksPerSm = 5;
 template <typename T, typename Acc, int Vec, int InFlight>
 __global__ void __launch_bounds__(kBlockThreads, kThreadKernelBlocksPerSm)
@@ -142,9 +140,9 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
                                                                  MoeUnpermuteShape shape,
                                                                  T* __restrict__ grad_expert_out,
                                                                  Acc* __restrict__ grad_gates) {
-  const int lane = threadIdx.x % kWarp;
+  const int lane = threadIdx.x % kWarpSize;
   const int64_t packs = shape.hidden / Vec;
-  for (int64_t r = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; r < shape.rows;
+  for (int64_t r = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize; r < shape.rows;
        r += int64_t(gridDim.x) * kWarpsPerBlock) {
     const long long pair = pair_of_row[r];  // warp-uniform
     auto* to = reinterpret_cast<Pack<T, Vec>*>(grad_expert_out + r * shape.hidden);
@@ -152,7 +150,7 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
       Pack<T, Vec> zero;
 #pragma unroll
       for (int i = 0; i < Vec; ++i) zero.items[i] = convert<T>(Acc(0));
-      for (int64_t c = lane; c < packs; c += kWarp) to[c] = zero;
+      for (int64_t c = lane; c < packs; c += kWarpSize) to[c] = zero;
       continue;
     }
     const int64_t t = pair / shape.k;
@@ -160,11 +158,11 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
     const auto* g_row = reinterpret_cast<const Pack<T, Vec>*>(grad + t * shape.hidden);
     const auto* x_row = reinterpret_cast<const Pack<T, Vec>*>(expert_out + r * shape.hidden);
     Acc dot = Acc(0);  // this lane's columns in increasing order, then a fixed warp tree
-    for (int64_t c0 = lane; c0 < packs; c0 += int64_t(kWarp) * kColumnUnroll) {
+    for (int64_t c0 = lane; c0 < packs; c0 += int64_t(kWarpSize) * kColumnUnroll) {
       Pack<T, Vec> g[kColumnUnroll], x[kColumnUnroll];
 #pragma unroll
       for (int u = 0; u < kColumnUnroll; ++u) {
-        const int64_t c = c0 + int64_t(u) * kWarp;
+        const int64_t c = c0 + int64_t(u) * kWarpSize;
         if (c < packs) {
           g[u] = g_row[c];
           if (grad_gates) x[u] = x_row[c];
@@ -172,7 +170,7 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
       }
 #pragma unroll
       for (int u = 0; u < kColumnUnroll; ++u) {
-        const int64_t c = c0 + int64_t(u) * kWarp;
+        const int64_t c = c0 + int64_t(u) * kWarpSize;
         if (c >= packs) continue;
         Pack<T, Vec> y;
 #pragma unroll
@@ -193,27 +191,32 @@ __global__ void __launch_bounds__(kBlockThreads) backward_kernel(const T* __rest
   }
 }
 
+// Calls launch(vec, in_flight) (std::integral_constant<int, ...>) with combine's kernel configuration: full packs
+// with 2 rows in flight for k <= 2, else 4; single elements (rows not 16-byte aligned) with 4.
+template <int kVec, typename Launch>
+void with_combine_config(int vec, int64_t k, Launch&& launch) {
+  if (vec != kVec) return launch(std::integral_constant<int, 1>{}, std::integral_constant<int, 4>{});
+  if (k <= 2) return launch(std::integral_constant<int, kVec>{}, std::integral_constant<int, 2>{});
+  launch(std::integral_constant<int, kVec>{}, std::integral_constant<int, 4>{});
+}
+
 template <typename T>
 void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUnpermuteShape shape, T* out,
              cudaStream_t stream) {
-  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  using Acc = typename AccOf<T>::type;
   constexpr int kVec = 16 / sizeof(T);
   const auto* w = static_cast<const Acc*>(gates);
   const int vec = moe::pack_width<T>(shape.hidden, expert_out, out);
   const DeviceInfo& device = current_device_info();
-  // Warp per token once the warps fill the GPU's thread slots (>= ~2.7 waves of resident blocks). Below that the
-  // thread kernel wins (H200, bf16 k8: T4096 H7168 0.149 ms against the warp kernel's 0.177 ms, whose 4096 warps
-  // were 1.3 waves); above it the warp kernel does (T16384 H4096 k2 0.110 vs 0.114, T65536 0.591 vs 0.646).
-  if (shape.tokens * kWarp >= int64_t(device.sm_count) * device.max_threads_per_sm) {
+  // Warp per token once the warps fill the GPU's thread slots (>= ~2.7 waves of resident blocks); below that the
+  // thread kernel wins (the crossover is measured in docs/experiments/moe.md).
+  if (shape.tokens * kWarpSize >= int64_t(device.sm_count) * device.max_threads_per_sm) {
     const unsigned warps = moe::warp_grid(shape.tokens);
     // 4 rows in flight at most: 8 took ~120 registers here (2 blocks per SM), 4 takes ~70 (3 blocks).
-    if (vec != kVec) {
-      combine_warp_kernel<T, Acc, 1, 4><<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
-    } else if (shape.k <= 2) {
-      combine_warp_kernel<T, Acc, kVec, 2><<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
-    } else {
-      combine_warp_kernel<T, Acc, kVec, 4><<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
-    }
+    with_combine_config<kVec>(vec, shape.k, [&](auto pack, auto in_flight) {
+      combine_warp_kernel<T, Acc, decltype(pack)::value, decltype(in_flight)::value>
+          <<<warps, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+    });
     GPUPRIM_LAUNCH_CHECK();
     return;
   }
@@ -222,20 +225,17 @@ void combine(const T* expert_out, const int64_t* slots, const void* gates, MoeUn
   const int64_t blocks = (shape.tokens * (shape.hidden / vec) + kBlockThreads - 1) / kBlockThreads;
   if (blocks > int64_t(INT_MAX)) throw std::invalid_argument("gpuprim.moe_unpermute: expert_out too wide");
   const unsigned grid = unsigned(blocks);
-  if (vec != kVec) {
-    combine_kernel<T, Acc, 1, 4><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
-  } else if (shape.k <= 2) {
-    combine_kernel<T, Acc, kVec, 2><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
-  } else {
-    combine_kernel<T, Acc, kVec, 4><<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
-  }
+  with_combine_config<kVec>(vec, shape.k, [&](auto pack, auto in_flight) {
+    combine_kernel<T, Acc, decltype(pack)::value, decltype(in_flight)::value>
+        <<<grid, kBlockThreads, 0, stream>>>(expert_out, slots, w, shape, out);
+  });
   GPUPRIM_LAUNCH_CHECK();
 }
 
 template <typename T>
 void backward(const T* grad, const T* expert_out, const int64_t* slots, const void* gates, MoeUnpermuteShape shape,
               T* grad_expert_out, void* grad_gates, Workspace& workspace, cudaStream_t stream) {
-  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  using Acc = typename AccOf<T>::type;
   constexpr int kVec = 16 / sizeof(T);
   const auto* w = static_cast<const Acc*>(gates);
   auto* gg = static_cast<Acc*>(grad_gates);
@@ -260,24 +260,13 @@ void backward(const T* grad, const T* expert_out, const int64_t* slots, const vo
   GPUPRIM_LAUNCH_CHECK();
 }
 
-template <typename F>
-void dispatch_float(const char* op, DType type, F&& body) {
-  switch (type) {
-    case DType::kFloat16: return body(__half());
-    case DType::kBFloat16: return body(__nv_bfloat16());
-    case DType::kFloat32: return body(float());
-    case DType::kFloat64: return body(double());
-    default: unsupported_dtype(op, type);
-  }
-}
-
 }  // namespace
 
 void moe_unpermute_cuda_launch(const void* expert_out, DType type, const int64_t* slots, const void* gates,
                                MoeUnpermuteShape shape, void* out, cudaStream_t stream) {
   if (shape.tokens == 0 || shape.hidden == 0) return;
-  dispatch_float("moe_unpermute", type, [&](auto tag) {
-    using T = decltype(tag);
+  dispatch<FloatingTypes>("moe_unpermute", type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     combine<T>(static_cast<const T*>(expert_out), slots, gates, shape, static_cast<T*>(out), stream);
   });
 }
@@ -286,8 +275,8 @@ void moe_unpermute_backward_cuda_launch(const void* grad, const void* expert_out
                                         const void* gates, MoeUnpermuteShape shape, void* grad_expert_out,
                                         void* grad_gates, Workspace& workspace, cudaStream_t stream) {
   if (shape.hidden == 0) return;  // nothing to write (the glue zeroes grad_gates)
-  dispatch_float("moe_unpermute_backward", type, [&](auto tag) {
-    using T = decltype(tag);
+  dispatch<FloatingTypes>("moe_unpermute_backward", type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     backward<T>(static_cast<const T*>(grad), static_cast<const T*>(expert_out), slots, gates, shape,
                 static_cast<T*>(grad_expert_out), grad_gates, workspace, stream);
   });
