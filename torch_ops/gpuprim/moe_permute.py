@@ -1,11 +1,20 @@
 """gpuprim.moe_permute: gathers token rows into the expert-ordered buffer of a Routing."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
+from gpuprim._validate import check_range, is_validating
 
-def moe_permute(hidden: Tensor, routing) -> Tensor:
+if TYPE_CHECKING:
+    from gpuprim.moe_route import Routing
+
+
+@reports_input_errors
+def moe_permute(hidden: Tensor, routing: Routing) -> Tensor:
     """[R, H]: row r is ``hidden[routing.token_ids[r]]``; padding rows (token id -1) are zero.
 
     Args:
@@ -16,4 +25,7 @@ def moe_permute(hidden: Tensor, routing) -> Tensor:
     (dropped choices add nothing) — bitwise deterministic. 16-byte vectorized row copies, 64-bit indexing,
     no host sync.
     """
+    if is_validating():
+        check_range("moe_permute", "token_ids", routing.token_ids, -1, hidden.size(0),
+                    f"is out of range [-1, {hidden.size(0)})")
     return torch.ops.gpuprim.moe_permute.default(hidden, routing.token_ids, routing.slots)

@@ -6,7 +6,7 @@ from typing import NamedTuple, Optional
 import torch
 from torch import Tensor
 
-from gpuprim._validate import is_validating
+from gpuprim._validate import check_range, is_validating
 
 
 class Routing(NamedTuple):
@@ -63,12 +63,10 @@ def moe_route_metadata(expert_ids: Tensor, gates: Tensor, num_experts: int, capa
     """(counts, offsets, slots, token_ids, num_dropped) of :func:`moe_route` from given top-k choices.
 
     expert_ids: int64/int32 [T, k]; gates: floating [T, k], read (as fp32) only for ``drop="score"`` with a
-    capacity. Ids outside [0, num_experts) are dropped (counted in num_dropped); in validate mode
-    (:func:`gpuprim.set_validate`) they raise a ValueError instead. Not differentiable.
+    capacity. Ids outside [0, num_experts) raise IndexError on the CPU; on CUDA they are
+    dropped (counted in num_dropped), and validate mode (:func:`gpuprim.set_validate`) raises instead. Not differentiable.
     """
-    if is_validating() and expert_ids.numel() > 0 and not expert_ids.is_floating_point():
-        low, high = int(expert_ids.min()), int(expert_ids.max())
-        if low < 0 or high >= num_experts:
-            raise ValueError(f"gpuprim.moe_route_metadata: expert_ids must be in [0, num_experts = {num_experts}), "
-                             f"got values in [{low}, {high}]")
+    if is_validating():
+        check_range("moe_route_metadata", "expert_ids", expert_ids, 0, num_experts,
+                    f"is out of range [0, {num_experts})")
     return torch.ops.gpuprim.moe_route_metadata.default(expert_ids, gates, num_experts, capacity, pad_to, drop)

@@ -1,13 +1,20 @@
 """gpuprim.moe_unpermute: weighted sum of each token's expert outputs back in token order."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
+from gpuprim._validate import check_range, is_validating
 
-def moe_unpermute(expert_out: Tensor, routing, gates: Optional[Tensor] = None) -> Tensor:
+if TYPE_CHECKING:
+    from gpuprim.moe_route import Routing
+
+
+@reports_input_errors
+def moe_unpermute(expert_out: Tensor, routing: Routing, gates: Optional[Tensor] = None) -> Tensor:
     """[T, H]: ``out[t] = sum_j gates[t, j] * expert_out[routing.slots[t, j]]``.
 
     Args:
@@ -24,4 +31,6 @@ def moe_unpermute(expert_out: Tensor, routing, gates: Optional[Tensor] = None) -
     if expert_out.dim() != 2 or expert_out.size(0) != rows:
         raise ValueError(f"gpuprim.moe_unpermute: expert_out must be 2-D with R = routing.token_ids.size(0) = {rows} "
                          f"rows, got shape {tuple(expert_out.shape)}")
+    if is_validating():
+        check_range("moe_unpermute", "slots", routing.slots, -1, rows, f"is out of range [-1, {rows})")
     return torch.ops.gpuprim.moe_unpermute.default(expert_out, routing.slots, gates)

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "common/input_errors.h"
 #include "ops/moe/moe_permute/moe_permute.h"
 
 namespace gpuprim {
@@ -20,6 +21,11 @@ at::Tensor moe_permute_cpu(const at::Tensor& hidden, const at::Tensor& token_ids
   const char* src = static_cast<const char*>(input.const_data_ptr());
   char* dst = static_cast<char*>(out.mutable_data_ptr());
   const int64_t* ids = ids_t.const_data_ptr<int64_t>();
+  for (int64_t r = 0; r < rows; ++r) {  // -1 marks a padding row
+    if (ids[r] < -1 || ids[r] >= tokens) {
+      raise_input_error(InputOp::kMoePermute, InputArg::kTokenIds, InputRule::kOutOfRange, r, ids[r], tokens);
+    }
+  }
   at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t t = ids[r];

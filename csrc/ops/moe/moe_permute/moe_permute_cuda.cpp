@@ -11,6 +11,7 @@ namespace gpuprim {
 namespace {
 
 at::Tensor moe_permute_cuda(const at::Tensor& hidden, const at::Tensor& token_ids, const at::Tensor& slots) {
+  check_input_errors(hidden.device());  // what earlier calls' kernels found (no sync)
   moe_permute_check(hidden, token_ids, slots);
   const c10::cuda::CUDAGuard guard(hidden.device());
   const at::Tensor input = hidden.contiguous();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/input_errors.h"
 #include "ops/moe/moe_common.h"
 #include "ops/moe/moe_route/moe_route.h"
 
@@ -24,7 +25,11 @@ MoeRouteMetadata moe_route_metadata_cpu(const at::Tensor& expert_ids, const at::
   std::vector<std::vector<int64_t>> routed(experts);
   for (int64_t flat = 0; flat < n; ++flat) {
     const int64_t e = ids[flat];
-    if (e >= 0 && e < experts) routed[e].push_back(flat);  // out-of-range ids are dropped
+    if (e < 0 || e >= experts) {
+      raise_input_error(InputOp::kMoeRouteMetadata, InputArg::kExpertIds, InputRule::kOutOfIdRange, flat, e, experts,
+                        0, /*flattened=*/true);
+    }
+    routed[e].push_back(flat);
   }
   std::vector<uint8_t> keep(n, 0);
   if (args.drop == MoeDrop::kScore && args.capacity >= 0) {

@@ -14,6 +14,7 @@ namespace {
 
 MoeRouteMetadata moe_route_metadata_cuda(const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
                                          std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
+  check_input_errors(expert_ids.device());  // what earlier calls' kernels found (no sync)
   const MoeRouteArgs args = moe_route_metadata_check(expert_ids, gates, num_experts, capacity, pad_to, drop);
   GPUPRIM_CHECK_ARG(expert_ids.numel() < std::numeric_limits<int32_t>::max(), "moe_route_metadata", "expert_ids",
                     "of fewer than 2^31 - 1 elements on CUDA", expert_ids.numel());

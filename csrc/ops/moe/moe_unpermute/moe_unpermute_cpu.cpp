@@ -5,10 +5,21 @@
 
 #include <vector>
 
+#include "common/input_errors.h"
 #include "ops/moe/moe_unpermute/moe_unpermute.h"
 
 namespace gpuprim {
 namespace {
+
+// Every slot is a row of expert_out, or -1 for a dropped choice (slots: contiguous int64 [tokens, k]).
+void check_slots(InputOp op, const at::Tensor& slots, int64_t rows) {
+  const int64_t* s = slots.const_data_ptr<int64_t>();
+  for (int64_t pair = 0; pair < slots.numel(); ++pair) {
+    if (s[pair] < -1 || s[pair] >= rows) {
+      raise_input_error(op, InputArg::kSlots, InputRule::kOutOfRange, pair, s[pair], rows, 0, /*flattened=*/true);
+    }
+  }
+}
 
 template <typename T, typename Acc>
 void combine_cpu(const T* expert_out, const int64_t* slots, const Acc* gates, int64_t tokens, int64_t k,
@@ -63,6 +74,7 @@ UnpermuteGrads moe_unpermute_backward_cpu(const at::Tensor& grad, const at::Tens
   auto [grad_expert_out, grad_gates] = moe_unpermute_backward_outputs(expert_out, slots, gates_grad);
   grad_expert_out.zero_();  // rows no pair maps to (padding, dropped pairs) get no gradient
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous(), grad_c = grad.contiguous();
+  check_slots(InputOp::kMoeUnpermuteBackward, slot_t, input.size(0));
   const int64_t tokens = slots.size(0), k = slots.size(1), hidden = input.size(1);
   const at::Tensor w = moe_gates_in_acc(gates, input);
   if (tokens * k > 0) {
@@ -82,6 +94,7 @@ at::Tensor moe_unpermute_cpu(const at::Tensor& expert_out, const at::Tensor& slo
                              const std::optional<at::Tensor>& gates) {
   moe_unpermute_check(expert_out, slots, gates);
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous();
+  check_slots(InputOp::kMoeUnpermute, slot_t, input.size(0));
   const int64_t tokens = slots.size(0), k = slots.size(1), hidden = input.size(1);
   at::Tensor out = at::empty({tokens, hidden}, input.options());
   if (out.numel() == 0) return out;

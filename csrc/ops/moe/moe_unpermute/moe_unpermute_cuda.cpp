@@ -13,6 +13,7 @@ namespace {
 UnpermuteGrads moe_unpermute_backward_cuda(const at::Tensor& grad, const at::Tensor& expert_out,
                                            const at::Tensor& slots, const std::optional<at::Tensor>& gates,
                                            bool gates_grad) {
+  check_input_errors(expert_out.device());  // what earlier calls' kernels found (no sync)
   moe_unpermute_backward_check(grad, expert_out, slots, gates, gates_grad);
   const c10::cuda::CUDAGuard guard(expert_out.device());
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous(), grad_c = grad.contiguous();
@@ -33,6 +34,7 @@ UnpermuteGrads moe_unpermute_backward_cuda(const at::Tensor& grad, const at::Ten
 
 at::Tensor moe_unpermute_cuda(const at::Tensor& expert_out, const at::Tensor& slots,
                               const std::optional<at::Tensor>& gates) {
+  check_input_errors(expert_out.device());
   moe_unpermute_check(expert_out, slots, gates);
   const c10::cuda::CUDAGuard guard(expert_out.device());
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous();
