@@ -176,7 +176,7 @@ CASES = [
          says("scatter_reduce_", "index", "-1")),
     # ---- embedding_bag (indices into weight's rows; offsets into indices)
     Case("embedding_bag-indices=num_embeddings", "embedding_bag", "indices", "num_embeddings",
-         embedding_bag([1, 10, 2], [1, 9, 2], [0, 2], [0, 2]), IndexError, says("embedding_bag", "indices", "10"))
+         embedding_bag([1, 10, 2], [1, 9, 2], [0, 2], [0, 2]), IndexError, says("embedding_bag", "indices", "10")),
     Case("embedding_bag-indices=-1", "embedding_bag", "indices", "-1",
          embedding_bag([1, -1, 2], [1, 0, 2], [0, 2], [0, 2], mode="sum"), IndexError,
          says("embedding_bag", "indices", "-1")),
@@ -200,13 +200,13 @@ CASES = [
          r"gpuprim\.embedding_bag: .*(argument order|indices first|weight first)", on_device=False),
     # ---- segment_reduce (offsets into src's dim)
     Case("segment_reduce-offsets-decreasing", "segment_reduce", "offsets", "[0, 5, 3, 10]",
-         segment_reduce([0, 5, 3, 10]), ValueError, r"gpuprim\.segment_reduce: .*offsets.*non-decreasing")
+         segment_reduce([0, 5, 3, 10]), ValueError, r"gpuprim\.segment_reduce: .*offsets.*non-decreasing"),
     Case("segment_reduce-lengths-as-offsets", "segment_reduce", "offsets", "lengths [3, 3, 4]",
-         segment_reduce([3, 3, 4], [0, 3, 6, 10], "max"), ValueError, r"gpuprim\.segment_reduce: .*offsets\[0\].*must be 0")
+         segment_reduce([3, 3, 4], [0, 3, 6, 10], "max"), ValueError, r"gpuprim\.segment_reduce: .*offsets\[0\].*must be 0"),
     Case("segment_reduce-offsets-short", "segment_reduce", "offsets", "[0, 5, 8], 10 rows",
          segment_reduce([0, 5, 8]), ValueError, says("segment_reduce", "offsets", "8")),
     Case("segment_reduce-offsets-past-end", "segment_reduce", "offsets", "[0, 5, 12], 10 rows",
-         segment_reduce([0, 5, 12], reduce="mean"), ValueError, says("segment_reduce", "offsets", "12"))
+         segment_reduce([0, 5, 12], reduce="mean"), ValueError, says("segment_reduce", "offsets", "12")),
     # ---- histogram (bounds: an argument check at the call, on every device)
     Case("histogram-hi=inf", "histogram", "hi", "inf", histogram(0.0, float("inf")), ValueError,
          r"gpuprim\.histogram: lo and hi must be finite", on_device=False),
