@@ -159,7 +159,8 @@ def test_bad_arguments(device):
 def test_out_of_range_raises_on_cpu():
     input = torch.zeros(4, 3)
     for bad in (4, -1):
-        with pytest.raises(IndexError, match=r"index must be in \[0, 4\), got " + str(bad)):
+        with pytest.raises(IndexError, match=rf"gpuprim.index_add: index\[1\] = {bad} is out of range for dimension 0 "
+                           r"of size 4"):
             gpuprim.index_add(input, 0, torch.tensor([0, bad]), torch.ones(2, 3))
 
 
@@ -175,6 +176,8 @@ def test_out_of_range_on_cuda_skips_or_raises():
         expected[0] = 1
         expected[3] = 1
         assert torch.equal(out.cpu(), expected), "out-of-range rows must be skipped"
+        with pytest.raises(gpuprim.InputError, match=r"gpuprim.index_add: index\[1\] = 4 is out of range"):
+            gpuprim.check_errors()  # the lowest bad position was recorded
     with gpuprim.validate(), pytest.raises(IndexError, match="index must be in"):
         gpuprim.index_add(input, 0, index, source)
 

@@ -130,9 +130,10 @@ def test_bad_arguments(device):
 
 
 def test_out_of_range_raises_on_cpu():
-    with pytest.raises(IndexError, match=r"index must be in \[0, 4\), got 4"):
+    with pytest.raises(IndexError, match=r"gpuprim.scatter_add: index.flatten\(\)\[1\] = 4 is out of range for "
+                       r"dimension 0 of size 4"):
         gpuprim.scatter_add(torch.zeros(4, 3), 0, torch.tensor([[0, 4, 1]]), torch.ones(1, 3))
-    with pytest.raises(IndexError, match=r"got -1"):
+    with pytest.raises(IndexError, match=r"gpuprim.scatter_reduce: index.flatten\(\)\[1\] = -1 "):
         gpuprim.scatter_reduce(torch.zeros(4, 3), 1, torch.tensor([[0, -1, 1]]), torch.ones(1, 3), "amax")
 
 
@@ -150,6 +151,8 @@ def test_out_of_range_on_cuda_skips_or_raises():
         expected[1, 1] = 1
         expected[1, 2] = 1
         assert torch.equal(out.cpu(), expected)
+        with pytest.raises(gpuprim.InputError, match=r"gpuprim.scatter_add: index.flatten\(\)\[1\] = 4 "):
+            gpuprim.check_errors()
     with gpuprim.validate(), pytest.raises(IndexError, match="index must be in"):
         gpuprim.scatter_add(input, 0, index, src)
 

@@ -200,14 +200,14 @@ def test_nan_propagates_in_max_min(device):
 def test_bad_offsets_raise_on_cpu():
     """The CPU kernel checks the offsets at the call: they start at 0, never decrease, end at or before the rows."""
     src = torch.randn(10, 4)
-    for raw, message in (([-5, 3, 7], r"starting at 0, got offsets\[0\] = -5"),
-                         ([3, 2, 5], r"starting at 0, got offsets\[0\] = 3 \(offsets are segment boundaries"),
-                         ([0, 5, 3, 10], r"non-decreasing, got offsets\[2\] = 3 < offsets\[1\] = 5"),
-                         ([0, 20], r"at most src.size\(dim\) = 10, got offsets\[1\] = 20")):
-        with pytest.raises(ValueError, match="gpuprim.segment_reduce: offsets must be " + message):
+    for raw, message in (([-5, 3, 10], r"offsets\[0\] = -5 must be 0"),
+                         ([3, 2, 5], r"offsets\[0\] = 3 must be 0"),
+                         ([0, 5, 3, 10], r"offsets\[2\] = 3 is less than offsets\[1\] = 5"),
+                         ([0, 4], r"offsets\[1\] = 4 must be 10, the length it must cover"),
+                         ([0, 20], r"offsets\[1\] = 20 is past the end: greater than 10")):
+        with pytest.raises(ValueError, match="gpuprim.segment_reduce: " + message):
             gpuprim.segment_reduce(src, torch.tensor(raw))
-    for ok in ([0, 3, 3, 10], [0, 4], [0]):  # empty segments and rows past the last offset are fine
-        gpuprim.segment_reduce(src, torch.tensor(ok))
+    gpuprim.segment_reduce(src, torch.tensor([0, 3, 3, 10]))  # empty segments are fine
 
 
 @pytest.mark.gpu
@@ -220,6 +220,8 @@ def test_bad_offsets_on_cuda_are_memory_safe():
         for reduce in REDUCTIONS:
             out = gpuprim.segment_reduce(src, offsets, reduce)
             assert_matches_reference(out, src, offsets, reduce, 0, f"{raw}/{reduce}")
+            with pytest.raises(gpuprim.InputError, match=r"gpuprim.segment_reduce: offsets\["):
+                gpuprim.check_errors()  # recorded, reported once
 
 
 # ---------------------------------------------------------------- determinism
@@ -370,7 +372,14 @@ def test_validate_mode(device):
         with pytest.raises(ValueError,
                            match=r"offsets must be non-decreasing, got offsets\[1\] = 4 > offsets\[2\] = 3"):
             gpuprim.segment_reduce(src, torch.tensor([0, 4, 3, 6], device=device))
-    gpuprim.segment_reduce(src, torch.tensor([1, 2, 6], device=device))  # not checked outside validate mode
+    bad = torch.tensor([1, 2, 6], device=device)  # outside validate mode: raised at the call on the CPU,
+    if device == "cpu":  # recorded by the kernel and reported later on CUDA
+        with pytest.raises(ValueError, match=r"offsets\[0\] = 1 must be 0"):
+            gpuprim.segment_reduce(src, bad)
+    else:
+        gpuprim.segment_reduce(src, bad)
+        with pytest.raises(gpuprim.InputError, match=r"offsets\[0\] = 1 must be 0"):
+            gpuprim.check_errors()
 
 
 def test_noncontiguous_offsets(device):
