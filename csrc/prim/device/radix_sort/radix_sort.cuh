@@ -1,64 +1,21 @@
-// Stable radix sort of unsigned keys with an index payload, and the codec that maps every
-// element type to an unsigned key whose unsigned order is the type's total order.
-//
-// Keys are always sorted ascending as unsigned integers: signed integers flip the sign bit,
-// floats use the usual sign-magnitude twiddle with every NaN mapped to the largest key (NaN sorts
-// last, as in torch.sort) and -0.0 mapped to +0.0's key (they compare equal), and a descending
-// sort inverts every key. So one CUB instantiation per key width serves every dtype and order.
+// Stable radix sorts of unsigned keys with an index payload. Keys are always sorted ascending as unsigned
+// integers, made by the one key codec (prim/util/key_codec.cuh: torch's order, NaN last, -0.0 == +0.0, a
+// descending sort inverts every key), so one CUB instantiation per key width serves every dtype and order.
 // sort_pairs_direct is the exception: signed keys sorted by CUB as they are, from input buffers.
 // The CUB calls are declared here and instantiated in common/radix_sort*_cuda.cu (compile time).
 #pragma once
 #include <cuda_runtime.h>
 #include <cstdint>
 
+#include "prim/util/key_codec.cuh"
 #include "prim/util/workspace.h"
 
 namespace gpuprim {
 namespace radix_sort {
 
-enum class KeyKind : int8_t { kUnsigned, kSigned, kFloat };
-
-// Encodes raw element bits (Bits = the unsigned integer of the element's width) as sort keys.
-template <typename Bits>
-struct KeyCodec {
-  static constexpr Bits kSign = Bits(Bits(1) << (sizeof(Bits) * 8 - 1));
-  KeyKind kind;
-  Bits inf_bits;  // floats: the bits of +inf; a magnitude above it is a NaN
-  bool descending;
-
-  __host__ __device__ __forceinline__ bool is_nan(Bits bits) const {
-    return kind == KeyKind::kFloat && Bits(bits & Bits(~kSign)) > inf_bits;
-  }
-  __host__ __device__ __forceinline__ Bits encode(Bits bits) const {
-    Bits key = bits;
-    if (kind == KeyKind::kSigned) {
-      key = Bits(bits ^ kSign);
-    } else if (kind == KeyKind::kFloat) {
-      const Bits magnitude = Bits(bits & Bits(~kSign));
-      if (magnitude > inf_bits) {
-        key = Bits(~Bits(0));  // every NaN: the largest key
-      } else if (magnitude == 0) {
-        key = kSign;  // -0.0 and +0.0: the key of +0.0
-      } else {
-        key = (bits & kSign) ? Bits(~bits) : Bits(bits | kSign);
-      }
-    }
-    return descending ? Bits(~key) : key;
-  }
-  // Whether decode(key) gives back the element's bits; not for NaN (payload and sign are
-  // lost) and zero (its sign is lost): those are read from the input instead.
-  __host__ __device__ __forceinline__ bool decodes_exactly(Bits key) const {
-    if (kind != KeyKind::kFloat) return true;
-    const Bits ascending = descending ? Bits(~key) : key;
-    return ascending != Bits(~Bits(0)) && ascending != kSign;
-  }
-  __host__ __device__ __forceinline__ Bits decode(Bits key) const {
-    const Bits ascending = descending ? Bits(~key) : key;
-    if (kind == KeyKind::kSigned) return Bits(ascending ^ kSign);
-    if (kind == KeyKind::kFloat) return (ascending & kSign) ? Bits(ascending ^ kSign) : Bits(~ascending);
-    return ascending;
-  }
-};
+// The key codec (prim/util/key_codec.cuh) under the names its users know it by here.
+using gpuprim::KeyCodec;
+using gpuprim::KeyKind;
 
 // Stable ascending sort of n (key, value) pairs by the key bits [0, end_bit). keys[0] and
 // values[0] hold the input; keys[1] and values[1] are scratch of the same size. Returns the

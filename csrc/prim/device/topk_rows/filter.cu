@@ -35,7 +35,7 @@
 #include "prim/util/cuda_check.h"
 #include "prim/util/device_info.h"
 #include "prim/util/launch.h"
-#include "prim/device/topk_rows/key_encoder.cuh"
+#include "prim/util/key_codec.cuh"
 #include "prim/device/topk_rows/filter.h"
 #include "prim/util/dependent_launch.cuh"
 

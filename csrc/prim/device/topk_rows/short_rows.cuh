@@ -30,7 +30,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "prim/device/topk_rows/key_encoder.cuh"
+#include "prim/util/key_codec.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
 #include "prim/warp/reduce.cuh"
 
