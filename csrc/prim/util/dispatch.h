@@ -23,6 +23,8 @@ struct TypeList {};
 using AllTypes = TypeList<bool, uint8_t, int8_t, int16_t, int32_t, int64_t, __half, __nv_bfloat16, float, double>;
 using FloatingTypes = TypeList<__half, __nv_bfloat16, float, double>;
 using IndexTypes = TypeList<int32_t, int64_t>;
+// The floats computed in fp32 (no double): e.g. router logits.
+using HalfAndFloatTypes = TypeList<__half, __nv_bfloat16, float>;
 
 template <typename T>
 constexpr DType dtype_of();

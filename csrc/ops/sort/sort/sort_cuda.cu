@@ -23,7 +23,8 @@
 #include "prim/device/radix_sort/onesweep.h"
 #include "prim/util/cub.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
-#include "prim/util/convert.cuh"
+#include "prim/util/dispatch.h"
+#include "prim/util/key_codec.cuh"
 
 namespace gpuprim {
 namespace {
@@ -336,9 +337,8 @@ void sort_rows(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bit
 }
 
 template <typename Bits>
-void sort_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_t n, bool descending, void* values,
-                int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  const KeyCodec<Bits> codec{kind, inf_bits, descending};
+void sort_typed(const void* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, void* values, int64_t* indices,
+                Workspace& workspace, cudaStream_t stream) {
   const auto* in = static_cast<const Bits*>(x);
   auto* out = static_cast<Bits*>(values);
   // 32-bit payloads (positions, flat indices) while every index fits: half the payload bytes
@@ -355,32 +355,10 @@ void sort_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_
 void sort_cuda_launch(const void* x, DType type, int64_t rows, int64_t n, bool descending, void* values,
                       int64_t* indices, Workspace& workspace, cudaStream_t stream) {
   if (rows <= 0 || n <= 0) return;
-  switch (type) {
-    case DType::kBool:
-    case DType::kUInt8:
-      return sort_typed<uint8_t>(x, KeyKind::kUnsigned, 0, rows, n, descending, values, indices, workspace, stream);
-    case DType::kInt8:
-      return sort_typed<uint8_t>(x, KeyKind::kSigned, 0, rows, n, descending, values, indices, workspace, stream);
-    case DType::kInt16:
-      return sort_typed<uint16_t>(x, KeyKind::kSigned, 0, rows, n, descending, values, indices, workspace, stream);
-    case DType::kInt32:
-      return sort_typed<uint32_t>(x, KeyKind::kSigned, 0, rows, n, descending, values, indices, workspace, stream);
-    case DType::kInt64:
-      return sort_typed<uint64_t>(x, KeyKind::kSigned, 0, rows, n, descending, values, indices, workspace, stream);
-    case DType::kFloat16:
-      return sort_typed<uint16_t>(x, KeyKind::kFloat, 0x7C00, rows, n, descending, values, indices, workspace,
-                                  stream);
-    case DType::kBFloat16:
-      return sort_typed<uint16_t>(x, KeyKind::kFloat, 0x7F80, rows, n, descending, values, indices, workspace,
-                                  stream);
-    case DType::kFloat32:
-      return sort_typed<uint32_t>(x, KeyKind::kFloat, 0x7F800000u, rows, n, descending, values, indices, workspace,
-                                  stream);
-    case DType::kFloat64:
-      return sort_typed<uint64_t>(x, KeyKind::kFloat, 0x7FF0000000000000ull, rows, n, descending, values, indices,
-                                  workspace, stream);
-  }
-  unsupported_dtype("sort", type);
+  dispatch<AllTypes>("sort", type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    sort_typed<KeyBits<T>>(x, key_codec<T>(descending), rows, n, values, indices, workspace, stream);
+  });
 }
 
 }  // namespace gpuprim

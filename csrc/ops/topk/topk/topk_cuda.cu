@@ -30,6 +30,8 @@
 #include "ops/topk/topk/topk_launch.h"
 #include "prim/device/topk_rows/short_rows.cuh"
 #include "prim/util/cub.cuh"
+#include "prim/util/dispatch.h"
+#include "prim/util/key_codec.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
 #include "prim/warp/reduce.cuh"
 
@@ -748,10 +750,8 @@ bool multi_block_topk(const Bits* in, int64_t rows, int64_t n, int64_t k, KeyCod
 }
 
 template <typename Bits>
-bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_t n, int64_t k, bool largest,
-                void* values, int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  // Ascending keys when largest (larger key = larger value), inverted keys otherwise.
-  const KeyCodec<Bits> codec{kind, inf_bits, /*descending=*/!largest};
+bool topk_typed(const void* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, int64_t k, void* values,
+                int64_t* indices, Workspace& workspace, cudaStream_t stream) {
   const auto* in = static_cast<const Bits*>(x);
   auto* out = static_cast<Bits*>(values);
   if (n <= int64_t(kWarp) * kWarpMaxItems && k <= kWarpMaxK) {
@@ -803,30 +803,12 @@ bool topk_typed(const void* x, KeyKind kind, Bits inf_bits, int64_t rows, int64_
 
 bool topk_cuda_launch(const void* x, DType type, int64_t rows, int64_t n, int64_t k, bool largest, void* values,
                       int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  switch (type) {
-    case DType::kBool:
-    case DType::kUInt8:
-      return topk_typed<uint8_t>(x, KeyKind::kUnsigned, 0, rows, n, k, largest, values, indices, workspace, stream);
-    case DType::kInt8:
-      return topk_typed<uint8_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, workspace, stream);
-    case DType::kInt16:
-      return topk_typed<uint16_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, workspace, stream);
-    case DType::kInt32:
-      return topk_typed<uint32_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, workspace, stream);
-    case DType::kInt64:
-      return topk_typed<uint64_t>(x, KeyKind::kSigned, 0, rows, n, k, largest, values, indices, workspace, stream);
-    case DType::kFloat16:
-      return topk_typed<uint16_t>(x, KeyKind::kFloat, 0x7C00, rows, n, k, largest, values, indices, workspace, stream);
-    case DType::kBFloat16:
-      return topk_typed<uint16_t>(x, KeyKind::kFloat, 0x7F80, rows, n, k, largest, values, indices, workspace, stream);
-    case DType::kFloat32:
-      return topk_typed<uint32_t>(x, KeyKind::kFloat, 0x7F800000u, rows, n, k, largest, values, indices, workspace,
+  // Ascending keys when largest (larger key = larger value), inverted keys otherwise.
+  return dispatch<AllTypes>("topk", type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return topk_typed<KeyBits<T>>(x, key_codec<T>(/*descending=*/!largest), rows, n, k, values, indices, workspace,
                                   stream);
-    case DType::kFloat64:
-      return topk_typed<uint64_t>(x, KeyKind::kFloat, 0x7FF0000000000000ull, rows, n, k, largest, values, indices,
-                                  workspace, stream);
-  }
-  throw std::runtime_error("gpuprim.topk: unsupported dtype");
+  });
 }
 
 }  // namespace gpuprim

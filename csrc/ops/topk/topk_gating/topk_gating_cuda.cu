@@ -18,6 +18,9 @@
 
 #include "prim/util/cuda_check.h"
 #include "prim/util/device_info.h"
+#include "prim/util/dispatch.h"
+#include "prim/util/launch.h"
+#include "prim/util/key_codec.cuh"
 #include "prim/device/topk_rows/short_rows.cuh"
 #include "ops/topk/topk_gating/topk_gating_launch.h"
 #include "prim/warp/reduce.cuh"
@@ -27,8 +30,8 @@ namespace {
 
 using gating::Score;
 
-constexpr int kWarp = gating::kLanes;
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr int kWarp = kWarpSize;
+static_assert(gating::kLanes == kWarpSize, "the softmax denominator's partial sums are a warp's lanes");
 constexpr int kTokensPerBlock = 8;
 constexpr uint32_t kNoExpert = 0xFFFFFFFFu;
 
@@ -240,9 +243,9 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
   }
 }
 
-unsigned grid_for(int64_t tokens) {
-  const int64_t limit = int64_t(current_device_info().sm_count) * 32;
-  return static_cast<unsigned>(std::clamp<int64_t>((tokens + kTokensPerBlock - 1) / kTokensPerBlock, 1, limit));
+// Blocks for `tokens` tokens, a warp each (grid-stride beyond 32 blocks per SM).
+unsigned token_grid(int64_t tokens) {
+  return grid_for(tokens, kTokensPerBlock, int64_t(current_device_info().sm_count) * 32);
 }
 
 // Most picks a lane keeps for a list of kList rank words (short_rows::list_size), capped at 4 chunks.
@@ -301,43 +304,34 @@ void group_gating_list(const void* logits, int64_t tokens, int64_t experts, int6
 }
 
 // The G-lanes-per-token path, when it applies (see the top of the file); false: not taken.
-template <DType kType>
+template <typename T>
 bool group_gating(const void* logits, int64_t tokens, int64_t experts, int64_t k, Score score, bool renormalize,
                   float* gates, int64_t* expert_ids, cudaStream_t stream) {
-  using Bits = std::conditional_t<kType == DType::kFloat32, uint32_t, uint16_t>;
+  constexpr DType kType = dtype_of<T>();
+  using Bits = KeyBits<T>;
   const int group = short_rows::group_size(experts);
   if (!(renormalize || score == Score::kSigmoid) || experts > short_rows::kMaxRow || k > experts) return false;
   if (k > int64_t(group_chunks<Bits>(group, short_rows::list_size<Bits>(k))) * group) return false;
-  const Bits inf_bits = kType == DType::kFloat32 ? Bits(0x7F800000u) : (kType == DType::kFloat16 ? Bits(0x7C00) : Bits(0x7F80));
+  const auto launch = [&](auto group_tag) {
+    group_gating_list<kType, Bits, decltype(group_tag)::value>(logits, tokens, experts, k, KeyOf<T>::kInfBits, score,
+                                                                renormalize, gates, expert_ids, stream);
+  };
   switch (group) {
-    case 2:
-      group_gating_list<kType, Bits, 2>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
-                                        stream);
-      return true;
-    case 4:
-      group_gating_list<kType, Bits, 4>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
-                                        stream);
-      return true;
-    case 8:
-      group_gating_list<kType, Bits, 8>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
-                                        stream);
-      return true;
-    case 16:
-      group_gating_list<kType, Bits, 16>(logits, tokens, experts, k, inf_bits, score, renormalize, gates,
-                                         expert_ids, stream);
-      return true;
-    default:
-      group_gating_list<kType, Bits, 32>(logits, tokens, experts, k, inf_bits, score, renormalize, gates,
-                                         expert_ids, stream);
-      return true;
+    case 2: launch(std::integral_constant<int, 2>{}); break;
+    case 4: launch(std::integral_constant<int, 4>{}); break;
+    case 8: launch(std::integral_constant<int, 8>{}); break;
+    case 16: launch(std::integral_constant<int, 16>{}); break;
+    default: launch(std::integral_constant<int, 32>{}); break;
   }
+  return true;
 }
 
-template <DType kType>
+template <typename T>
 void fused_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k, Score score, bool renormalize,
                  float* gates, int64_t* expert_ids, cudaStream_t stream) {
-  if (group_gating<kType>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream)) return;
-  const unsigned grid = grid_for(tokens);
+  constexpr DType kType = dtype_of<T>();
+  if (group_gating<T>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream)) return;
+  const unsigned grid = token_grid(tokens);
   const int threads = kWarp * kTokensPerBlock;
   const int e = int(experts), kk = int(k);
   if (experts <= 1 * kWarp) {
@@ -360,43 +354,25 @@ void fused_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k,
   GPUPRIM_LAUNCH_CHECK();
 }
 
-template <DType kType>
-void gates_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k, const int64_t* expert_ids, Score score,
-                 bool renormalize, float* gates, cudaStream_t stream) {
-  gates_kernel<kType><<<grid_for(tokens), kWarp * kTokensPerBlock, 0, stream>>>(logits, tokens, experts, k, expert_ids,
-                                                                                score, renormalize, gates);
-  GPUPRIM_LAUNCH_CHECK();
-}
-
 }  // namespace
 
 void topk_gating_fused_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k, Score score,
                               bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
-  switch (type) {
-    case DType::kFloat32:
-      return fused_typed<DType::kFloat32>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream);
-    case DType::kFloat16:
-      return fused_typed<DType::kFloat16>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream);
-    case DType::kBFloat16:
-      return fused_typed<DType::kBFloat16>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream);
-    default:
-      throw std::runtime_error("gpuprim.topk_gating: unsupported dtype");
-  }
+  dispatch<HalfAndFloatTypes>("topk_gating", type, [&](auto tag) {
+    fused_typed<typename decltype(tag)::type>(logits, tokens, experts, k, score, renormalize, gates, expert_ids,
+                                              stream);
+  });
 }
 
 void topk_gating_gates_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k,
                               const int64_t* expert_ids, Score score, bool renormalize, float* gates,
                               cudaStream_t stream) {
-  switch (type) {
-    case DType::kFloat32:
-      return gates_typed<DType::kFloat32>(logits, tokens, experts, k, expert_ids, score, renormalize, gates, stream);
-    case DType::kFloat16:
-      return gates_typed<DType::kFloat16>(logits, tokens, experts, k, expert_ids, score, renormalize, gates, stream);
-    case DType::kBFloat16:
-      return gates_typed<DType::kBFloat16>(logits, tokens, experts, k, expert_ids, score, renormalize, gates, stream);
-    default:
-      throw std::runtime_error("gpuprim.topk_gating: unsupported dtype");
-  }
+  dispatch<HalfAndFloatTypes>("topk_gating", type, [&](auto tag) {
+    constexpr DType kType = dtype_of<typename decltype(tag)::type>();
+    gates_kernel<kType><<<token_grid(tokens), kWarp * kTokensPerBlock, 0, stream>>>(logits, tokens, experts, k,
+                                                                                  expert_ids, score, renormalize, gates);
+    GPUPRIM_LAUNCH_CHECK();
+  });
 }
 
 }  // namespace gpuprim
