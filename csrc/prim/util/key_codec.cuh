@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "prim/util/host_device.h"
 
@@ -69,6 +70,10 @@ struct KeyCodec {
     return ascending;
   }
 };
+
+// A key widened for shuffles and reductions (they take 32- or 64-bit values).
+template <typename Bits>
+using WideKey = std::conditional_t<sizeof(Bits) <= 4, uint32_t, unsigned long long>;
 
 // KeyCodec's keys of 1-, 2- and 4-byte elements as 32-bit words, without branches. Made once from a codec:
 // the kind's flips become masks, NaN and zero become selects.

@@ -22,6 +22,7 @@
 #include "prim/util/launch.h"
 #include "prim/util/key_codec.cuh"
 #include "prim/device/topk_rows/short_rows.cuh"
+#include "prim/device/topk_rows/warp_rows.cuh"
 #include "ops/topk/topk_gating/topk_gating_launch.h"
 #include "prim/warp/reduce.cuh"
 
@@ -33,7 +34,6 @@ using gating::Score;
 constexpr int kWarp = kWarpSize;
 static_assert(gating::kLanes == kWarpSize, "the softmax denominator's partial sums are a warp's lanes");
 constexpr int kTokensPerBlock = 8;
-constexpr uint32_t kNoExpert = 0xFFFFFFFFu;
 
 // Logit loads, exactly as the CPU's conversions to float.
 template <DType kType>
@@ -44,20 +44,6 @@ __device__ __forceinline__ float load_logit(const void* logits, int64_t i) {
     return __half2float(__ushort_as_half(static_cast<const unsigned short*>(logits)[i]));
   } else {
     return __uint_as_float(uint32_t(static_cast<const unsigned short*>(logits)[i]) << 16);
-  }
-}
-
-template <int kItems>
-__device__ __forceinline__ void lane_best(const uint32_t (&keys)[kItems], uint32_t alive, int lane, uint32_t& key,
-                                          uint32_t& expert) {
-  key = 0;
-  expert = kNoExpert;
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    if (((alive >> j) & 1u) && (expert == kNoExpert || keys[j] > key)) {
-      key = keys[j];
-      expert = uint32_t(lane + j * kWarp);
-    }
   }
 }
 
@@ -101,7 +87,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
     }
     const uint32_t present = alive;
     uint32_t best_key, best_expert;
-    lane_best(keys, alive, lane, best_key, best_expert);
+    topk_rows::lane_best(keys, alive, lane, best_key, best_expert);
     uint32_t my_expert = 0;  // lane r: the expert of rank r (r < k)
     for (int rank = 0; rank < k; ++rank) {
       uint32_t key = best_key, expert = best_expert;
@@ -109,7 +95,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
       if (lane == rank) my_expert = expert;
       if (int(expert % kWarp) == lane) {
         alive &= ~(1u << (expert / kWarp));
-        lane_best(keys, alive, lane, best_key, best_expert);
+        topk_rows::lane_best(keys, alive, lane, best_key, best_expert);
       }
     }
     const float my_logit = lane < k ? load_logit<kType>(logits, row + my_expert) : 0.0f;
@@ -149,7 +135,7 @@ __device__ __forceinline__ float logit_from_bits(Bits bits) {
 template <DType kType, typename Bits, int kGroup, int kList, int kChunks, bool kFull>
 __global__ void __launch_bounds__(short_rows::kRowsThreads, short_rows::kRowsMinBlocks)
     group_gating_kernel(const Bits* __restrict__ logits, int64_t tokens, int experts, int k, bool vector_loads,
-                        radix_sort::KeyCodec<Bits> codec, uint32_t position_mask, Score score, bool renormalize,
+                        KeyCodec<Bits> codec, uint32_t position_mask, Score score, bool renormalize,
                         float* __restrict__ gates, int64_t* __restrict__ expert_ids) {
   constexpr int kTokensPerWarp = kWarp / kGroup;
   const int lane = int(threadIdx.x) % kWarp;
@@ -260,7 +246,7 @@ template <DType kType, typename Bits, int kGroup, int kList>
 void launch_group_gating(const void* logits, int64_t tokens, int64_t experts, int64_t k, Bits inf_bits, Score score,
                          bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
   const auto* x = static_cast<const Bits*>(logits);
-  const radix_sort::KeyCodec<Bits> codec{radix_sort::KeyKind::kFloat, inf_bits, /*descending=*/false};
+  const KeyCodec<Bits> codec{KeyKind::kFloat, inf_bits, /*descending=*/false};
   constexpr int kChunks = group_chunks<Bits>(kGroup, kList);
   const unsigned grid = short_rows::rows_grid<kGroup>(tokens, current_device_info().sm_count);
   const uint32_t position_mask = short_rows::position_mask<Bits>(experts);
@@ -312,17 +298,10 @@ bool group_gating(const void* logits, int64_t tokens, int64_t experts, int64_t k
   const int group = short_rows::group_size(experts);
   if (!(renormalize || score == Score::kSigmoid) || experts > short_rows::kMaxRow || k > experts) return false;
   if (k > int64_t(group_chunks<Bits>(group, short_rows::list_size<Bits>(k))) * group) return false;
-  const auto launch = [&](auto group_tag) {
+  short_rows::with_group_size(experts, [&](auto group_tag) {
     group_gating_list<kType, Bits, decltype(group_tag)::value>(logits, tokens, experts, k, KeyOf<T>::kInfBits, score,
                                                                 renormalize, gates, expert_ids, stream);
-  };
-  switch (group) {
-    case 2: launch(std::integral_constant<int, 2>{}); break;
-    case 4: launch(std::integral_constant<int, 4>{}); break;
-    case 8: launch(std::integral_constant<int, 8>{}); break;
-    case 16: launch(std::integral_constant<int, 16>{}); break;
-    default: launch(std::integral_constant<int, 32>{}); break;
-  }
+  });
   return true;
 }
 
@@ -333,24 +312,11 @@ void fused_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k,
   if (group_gating<T>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream)) return;
   const unsigned grid = token_grid(tokens);
   const int threads = kWarp * kTokensPerBlock;
-  const int e = int(experts), kk = int(k);
-  if (experts <= 1 * kWarp) {
-    fused_gating_kernel<kType, 1>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  } else if (experts <= 2 * kWarp) {
-    fused_gating_kernel<kType, 2>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  } else if (experts <= 4 * kWarp) {
-    fused_gating_kernel<kType, 4>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  } else if (experts <= 8 * kWarp) {
-    fused_gating_kernel<kType, 8>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  } else {
-    static_assert(kGatingFusedMaxExperts == 16 * kWarp, "the largest register tile");
-    fused_gating_kernel<kType, 16>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  }
+  static_assert(kGatingFusedMaxExperts == 16 * kWarp, "the largest register tile");
+  dispatch_pow2<1, 16>((experts + kWarp - 1) / kWarp, [&](auto items) {
+    fused_gating_kernel<kType, decltype(items)::value><<<grid, threads, 0, stream>>>(
+        logits, tokens, int(experts), int(k), score, renormalize, gates, expert_ids);
+  });
   GPUPRIM_LAUNCH_CHECK();
 }
 
