@@ -153,6 +153,7 @@ static __device__ Candidate keep_best(FilterShared& s, int count, int k) {
     if (threadIdx.x < kWarpSize) {  // warp 0: the bin holding the remaining-th best, from the top
       constexpr int kPerLane = kRadixBins / kWarpSize;
       const int remaining = s.remaining;  // > 0
+      __syncwarp();  // every lane has read s.remaining before the chosen bin's lane writes it below
       int lane_total = 0;
       for (int j = 0; j < kPerLane; ++j) lane_total += s.histogram[lane * kPerLane + j];
       int running = lane_total;  // inclusive suffix sum over the lanes (higher lanes: higher bins)

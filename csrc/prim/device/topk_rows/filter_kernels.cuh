@@ -22,8 +22,11 @@ static __device__ int merge_candidates(FilterShared& s, const Candidate* __restr
   static_assert(kBufferCapacity >= kFilterMaxK + kStep, "a step must fit after a compaction");
   int count = 0;
   Candidate threshold = 0;  // admit c > threshold
-  for (int base = 0; base < length; base += kStep) {  // uniform
-    if (threadIdx.x == 0) s.added[0] = 0;
+  // A step's appends count in added[1] or added[2], in turn (keep_best's is added[0]): thread 0 zeroes a step's
+  // counter while the others may still be reading the previous step's.
+  for (int base = 0, step = 0; base < length; base += kStep, ++step) {  // uniform
+    int* added = &s.added[1 + (step & 1)];
+    if (threadIdx.x == 0) *added = 0;
     __syncthreads();
     Candidate c[kLoads];
 #pragma unroll
@@ -32,9 +35,9 @@ static __device__ int merge_candidates(FilterShared& s, const Candidate* __restr
       c[j] = i < length ? __ldcg(from + i) : 0;
     }
 #pragma unroll
-    for (int j = 0; j < kLoads; ++j) offer(s.buffer, &s.added[0], count, c[j], c[j] > threshold);
+    for (int j = 0; j < kLoads; ++j) offer(s.buffer, added, count, c[j], c[j] > threshold);
     __syncthreads();
-    count += s.added[0];
+    count += *added;
     if (count > kBufferCapacity - kStep) {  // uniform
       const Candidate bound = keep_best(s, count, k);
       count = k;
