@@ -4,9 +4,10 @@
 // CPU kernel's exact order (selected scores added in rank order; the full softmax denominator as
 // 32 lane partial sums and a butterfly tree). Reads the logits once and writes 12 bytes per gate.
 // The group path, taken first when the full softmax denominator is not needed (renormalize, or
-// sigmoid) and k <= 4 * G: G lanes per token (ops/topk/topk_short_rows.cuh's selection, the same
-// ranking and 16-byte loads, 32-bit rank words checked for ties), then the gates from the picks in rank order as above. The warp path
-// stays for softmax without renormalize (its denominator's order is fixed by the lane layout).
+// sigmoid) and k <= 4 * G: G lanes per token (prim/device/topk_rows/short_rows.cuh's selection, the
+// same ranking and 16-byte loads, 32-bit rank words checked for ties), then the gates from the picks in
+// rank order as above. The warp path stays for softmax without renormalize (its denominator's order is
+// fixed by the lane layout); it ranks like the row top-k's warp rows (topk_rows::lane_best).
 // The general path (more experts or larger k): gpuprim::topk picks the experts, then
 // gates_kernel computes the same gates, one warp per token.
 #include <cuda_fp16.h>

@@ -1,7 +1,7 @@
 // Top-k of short rows (n <= 512, 1-, 2- or 4-byte elements): a group of G lanes per row (G a power
-// of two, 2..32, 16 items per lane, 32 / G rows per warp). Shared by gpuprim::topk and the fused
-// gpuprim::topk_gating kernel.
-//   Each element becomes a 32-bit rank word: its order-preserving key (prim/radix_sort.cuh's codec)
+// of two, 2..32, 16 items per lane, 32 / G rows per warp). Shared by the row top-k (topk_rows.cu) and the
+// fused gpuprim::topk_gating kernel.
+//   Each element becomes a 32-bit rank word: its order-preserving key (the key codec's KeyEncoder)
 //   in the high bits, its inverted position in the low bits (`position_mask`), so "larger word
 //   wins" means larger key, and among equal keys the lower position (the tie contract), in one
 //   32-bit compare. Words are unique within a row; 0 is the empty slot (2^P > n, so ~position's low
@@ -20,9 +20,9 @@
 //   over the lanes' heads names the next best word, and the lane holding it drops its head.
 // Why 32-bit words: a compare-exchange is two integer min/max instructions (64-bit composites of
 // key and position took about six), and a round shuffles one register instead of two.
-// The kernels are latency-bound on each warp's chain of instructions (ncu, [32768, 128] k = 8: 36% of
-// issue slots busy), so instructions per row are what count: fp32 rows of exactly G * 16 elements get
-// kernels without per-element masks (kFull, full_rows()).
+// The kernels are latency-bound on each warp's chain of instructions (ncu: docs/experiments/topk.md), so
+// instructions per row are what count: fp32 rows of exactly G * 16 elements get kernels without
+// per-element masks (kFull, full_rows()).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -97,7 +97,7 @@ __device__ __forceinline__ int item_position(int g, int i) {
 // multiple of 16, so a vector is wholly inside the row or wholly past it); else element loads at
 // the same positions.
 // kFull (full rows: n == kGroup * 16, vector loads, row_in readable for inactive lanes too): every
-// item is inside, no per-item masks (on [32768, 128] fp32 a fifth of the kernel's instructions).
+// item is inside, no per-item masks (they were a fifth of the kernel's instructions on such rows).
 template <typename Bits, int kGroup, bool kFull = false>
 __device__ __forceinline__ void load_lane(const Bits* __restrict__ row_in, int n, bool active, bool vector_loads,
                                           int g, Bits (&raw)[kItems], uint32_t (&keep)[kItems]) {
