@@ -20,6 +20,12 @@ gating::Score topk_gating_check(const at::Tensor& logits, const c10::SymInt& k, 
   return score == "softmax" ? gating::Score::kSoftmax : gating::Score::kSigmoid;
 }
 
+std::tuple<at::Tensor, at::Tensor> topk_gating_outputs(const at::Tensor& logits, int64_t k) {
+  const int64_t tokens = logits.size(0);
+  return {at::empty({tokens, k}, logits.options().dtype(at::kFloat)),
+          at::empty({tokens, k}, logits.options().dtype(at::kLong))};
+}
+
 void topk_gating_backward_check(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
                                 const at::Tensor& expert_ids, c10::string_view score) {
   GPUPRIM_CHECK_ARG(gates.dim() == 2, "topk_gating_backward", "gates", "2-D [tokens, k]", gates.sym_sizes());

@@ -100,8 +100,8 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_cpu(const at::Tensor& logits, int
                                                    bool renormalize) {
   const gating::Score kind = topk_gating_check(logits, k, score);
   const int64_t tokens = logits.size(0), experts = logits.size(1);
-  at::Tensor gates = at::empty({tokens, k}, logits.options().dtype(at::kFloat));
-  at::Tensor expert_ids = at::empty({tokens, k}, logits.options().dtype(at::kLong));
+  at::Tensor gates, expert_ids;
+  std::tie(gates, expert_ids) = topk_gating_outputs(logits, k);
   if (gates.numel() == 0) return {gates, expert_ids};
   const at::Tensor input = logits.contiguous();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_topk_gating_cpu", [&] {

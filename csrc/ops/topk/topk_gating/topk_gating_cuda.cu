@@ -72,20 +72,12 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
   for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens;
        token += warps) {  // uniform across the warp
     const int64_t row = token * experts;
-    float row_logits[kItems];
-    uint32_t keys[kItems];
-    uint32_t alive = 0;
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const int expert = lane + j * kWarp;
-      row_logits[j] = 0.0f;
-      keys[j] = 0;
-      if (expert < experts) {
-        row_logits[j] = load_logit<kType>(logits, row + expert);
-        keys[j] = gating::logit_key(row_logits[j]);
-        alive |= 1u << j;
-      }
-    }
+    float row_logits[kItems] = {};
+    uint32_t keys[kItems] = {};
+    uint32_t alive = topk_rows::load_lane_items<kItems>(experts, lane, [&](int j, int expert) {
+      row_logits[j] = load_logit<kType>(logits, row + expert);
+      keys[j] = gating::logit_key(row_logits[j]);
+    });
     const uint32_t present = alive;
     uint32_t best_key, best_expert;
     topk_rows::lane_best(keys, alive, lane, best_key, best_expert);
@@ -336,8 +328,8 @@ void topk_gating_gates_launch(const void* logits, DType type, int64_t tokens, in
                               cudaStream_t stream) {
   dispatch<HalfAndFloatTypes>("topk_gating", type, [&](auto tag) {
     constexpr DType kType = dtype_of<typename decltype(tag)::type>();
-    gates_kernel<kType><<<token_grid(tokens), kWarp * kTokensPerBlock, 0, stream>>>(logits, tokens, experts, k,
-                                                                                  expert_ids, score, renormalize, gates);
+    gates_kernel<kType><<<token_grid(tokens), kWarp * kTokensPerBlock, 0, stream>>>(
+        logits, tokens, experts, k, expert_ids, score, renormalize, gates);
     GPUPRIM_LAUNCH_CHECK();
   });
 }

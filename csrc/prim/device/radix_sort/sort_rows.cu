@@ -188,25 +188,37 @@ T* allocate(Workspace& workspace, int64_t count) {
   return static_cast<T*>(workspace.allocate(size_t(count) * sizeof(T)));
 }
 
+// The (key, payload) double buffers of a sort_pairs over `total` elements, buffer 0 filled by encode_kernel:
+// keys with the row above the element's bits when Key is wider than Bits, positions within rows of n (n = total:
+// flat indices).
+template <typename Key, typename Index>
+struct Encoded {
+  Key* keys[2];
+  Index* positions[2];
+};
+template <typename Bits, typename Key, typename Index>
+Encoded<Key, Index> encode_rows(const Bits* x, KeyCodec<Bits> codec, int64_t total, int64_t n, Workspace& workspace,
+                                cudaStream_t stream) {
+  Encoded<Key, Index> encoded{{allocate<Key>(workspace, total), allocate<Key>(workspace, total)},
+                              {allocate<Index>(workspace, total), allocate<Index>(workspace, total)}};
+  constexpr bool kWithRow = sizeof(Key) > sizeof(Bits);
+  encode_kernel<Bits, Key, Index, kWithRow><<<elementwise_grid(total), kBlockThreads, 0, stream>>>(
+      x, total, n, codec, encoded.keys[0], encoded.positions[0]);
+  GPUPRIM_LAUNCH_CHECK();
+  return encoded;
+}
+
 // One radix sort of (key, position) over all rows. With several rows the key carries the row
 // above the element's bits (Key wide enough for both), so rows stay apart and are sorted inside.
 template <typename Bits, typename Key, typename Index>
 void sort_keyed_by_row(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bits* values,
                        int64_t* indices, Workspace& workspace, cudaStream_t stream) {
   const int64_t total = rows * n;
-  Key* keys[2] = {allocate<Key>(workspace, total), allocate<Key>(workspace, total)};
-  Index* positions[2] = {allocate<Index>(workspace, total), allocate<Index>(workspace, total)};
-  const unsigned grid = elementwise_grid(total);
-  if constexpr (sizeof(Key) == sizeof(Bits)) {  // one row: the bare key
-    encode_kernel<Bits, Key, Index, false><<<grid, kBlockThreads, 0, stream>>>(x, total, n, codec, keys[0], positions[0]);
-  } else {
-    encode_kernel<Bits, Key, Index, true><<<grid, kBlockThreads, 0, stream>>>(x, total, n, codec, keys[0], positions[0]);
-  }
-  GPUPRIM_LAUNCH_CHECK();
+  Encoded<Key, Index> e = encode_rows<Bits, Key, Index>(x, codec, total, n, workspace, stream);  // one row: bare keys
   const int end_bit = int(sizeof(Bits) * 8) + (sizeof(Key) == sizeof(Bits) ? 0 : row_bits_of(rows));
-  const int result = sort_pairs(keys, positions, total, end_bit, workspace, stream);
-  decode_kernel<Bits, Key, Index><<<grid, kBlockThreads, 0, stream>>>(keys[result], positions[result], x, total, n, codec,
-                                                                  values, indices);
+  const int result = sort_pairs(e.keys, e.positions, total, end_bit, workspace, stream);
+  decode_kernel<Bits, Key, Index><<<elementwise_grid(total), kBlockThreads, 0, stream>>>(
+      e.keys[result], e.positions[result], x, total, n, codec, values, indices);
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -251,21 +263,17 @@ template <typename Bits, typename Index>
 void sort_row_by_row(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bits* values, int64_t* indices,
                      Workspace& workspace, cudaStream_t stream) {
   const int64_t total = rows * n;
-  Bits* keys[2] = {allocate<Bits>(workspace, total), allocate<Bits>(workspace, total)};
-  Index* positions[2] = {allocate<Index>(workspace, total), allocate<Index>(workspace, total)};
-  const unsigned grid = elementwise_grid(total);
-  encode_kernel<Bits, Bits, Index, false><<<grid, kBlockThreads, 0, stream>>>(x, total, n, codec, keys[0], positions[0]);
-  GPUPRIM_LAUNCH_CHECK();
+  Encoded<Bits, Index> e = encode_rows<Bits, Bits, Index>(x, codec, total, n, workspace, stream);
   // Every row takes the same number of passes, so every row's result lands in the same buffer.
   ReusedWorkspace row_workspace(workspace);
   int result = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    Bits* row_keys[2] = {keys[0] + r * n, keys[1] + r * n};
-    Index* row_positions[2] = {positions[0] + r * n, positions[1] + r * n};
+    Bits* row_keys[2] = {e.keys[0] + r * n, e.keys[1] + r * n};
+    Index* row_positions[2] = {e.positions[0] + r * n, e.positions[1] + r * n};
     result = sort_pairs(row_keys, row_positions, n, int(sizeof(Bits) * 8), row_workspace, stream);
   }
-  decode_kernel<Bits, Bits, Index><<<grid, kBlockThreads, 0, stream>>>(keys[result], positions[result], x, total, n,
-                                                                   codec, values, indices);
+  decode_kernel<Bits, Bits, Index><<<elementwise_grid(total), kBlockThreads, 0, stream>>>(
+      e.keys[result], e.positions[result], x, total, n, codec, values, indices);
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -275,13 +283,10 @@ template <typename Bits, typename Index>
 void sort_two_pass(const Bits* x, KeyCodec<Bits> codec, int64_t rows, int64_t n, Bits* values, int64_t* indices,
                    Workspace& workspace, cudaStream_t stream) {
   const int64_t total = rows * n;
-  Bits* keys[2] = {allocate<Bits>(workspace, total), allocate<Bits>(workspace, total)};
-  Index* flat[2] = {allocate<Index>(workspace, total), allocate<Index>(workspace, total)};
+  Encoded<Bits, Index> e = encode_rows<Bits, Bits, Index>(x, codec, total, total, workspace, stream);  // flat indices
+  Index** flat = e.positions;
+  const int by_key = sort_pairs(e.keys, flat, total, int(sizeof(Bits) * 8), workspace, stream);
   const unsigned grid = elementwise_grid(total);
-  // With n = total, encode's positions are the flat indices.
-  encode_kernel<Bits, Bits, Index, false><<<grid, kBlockThreads, 0, stream>>>(x, total, total, codec, keys[0], flat[0]);
-  GPUPRIM_LAUNCH_CHECK();
-  const int by_key = sort_pairs(keys, flat, total, int(sizeof(Bits) * 8), workspace, stream);
   uint32_t* row_keys[2] = {allocate<uint32_t>(workspace, total), allocate<uint32_t>(workspace, total)};
   row_of_kernel<Index><<<grid, kBlockThreads, 0, stream>>>(flat[by_key], total, n, row_keys[0]);
   GPUPRIM_LAUNCH_CHECK();

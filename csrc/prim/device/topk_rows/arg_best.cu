@@ -102,8 +102,9 @@ void arg_best(const Bits* x, int64_t rows, int64_t n, KeyCodec<Bits> codec, Bits
   GPUPRIM_LAUNCH_CHECK();
 }
 
-#define GPUPRIM_INSTANTIATE_ARG_BEST(BITS) \
-  template void arg_best<BITS>(const BITS*, int64_t, int64_t, KeyCodec<BITS>, BITS*, int64_t*, Workspace&, cudaStream_t);
+#define GPUPRIM_INSTANTIATE_ARG_BEST(BITS)                                                             \
+  template void arg_best<BITS>(const BITS*, int64_t, int64_t, KeyCodec<BITS>, BITS*, int64_t*, Workspace&, \
+                               cudaStream_t);
 GPUPRIM_INSTANTIATE_ARG_BEST(uint8_t)
 GPUPRIM_INSTANTIATE_ARG_BEST(uint16_t)
 GPUPRIM_INSTANTIATE_ARG_BEST(uint32_t)

@@ -128,9 +128,9 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   unsigned* row_histograms = prepass ? zeroed : nullptr;
   unsigned* row_counters = zeroed + histogram_counters;
   if (prepass) {  // exact per-row histograms of the keys' top bits (rows x kRowHistogramBins), for bin_threshold
-    pdl::launch_dependent(row_histogram_kernel<Bits, Raw>,
-                          grid_for(rows * chunks, 1, Tuning::kFilterLevelBlocksPerResident * resident), kThreads, stream,
-                          x, rows, n, chunks, chunk_length, raw, row_histograms);
+    const unsigned grid = grid_for(rows * chunks, 1, Tuning::kFilterLevelBlocksPerResident * resident);
+    pdl::launch_dependent(row_histogram_kernel<Bits, Raw>, grid, kThreads, stream, x, rows, n, chunks, chunk_length,
+                          raw, row_histograms);
     GPUPRIM_LAUNCH_CHECK();
   }
   // With the pre-pass, rows of at most rank_max candidates are merged by rank_merge_kernel: rows x rank_max^2
@@ -167,9 +167,9 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   }
   if (!rank_merge) return;
   const int64_t groups = (rank_max + kWarpSize - 1) / kWarpSize;
-  pdl::launch_dependent(rank_merge_kernel<Bits>, grid_for(rows * groups, 1, Tuning::kFilterRankBlocksPerResident * resident),
-                        kThreads, stream, levels,
-                        rows, groups, int(k), rank_max, x, n, codec, values, indices);
+  const unsigned grid = grid_for(rows * groups, 1, Tuning::kFilterRankBlocksPerResident * resident);
+  pdl::launch_dependent(rank_merge_kernel<Bits>, grid, kThreads, stream, levels, rows, groups, int(k), rank_max, x, n,
+                        codec, values, indices);
   GPUPRIM_LAUNCH_CHECK();
 }
 

@@ -15,8 +15,8 @@ namespace filter {
 using Candidate = unsigned long long;
 
 constexpr int kThreads = Tuning::kFilterThreads;
-constexpr int kTileElements = Tuning::kFilterTileElements;      // elements a block filters between two looks at its buffer
-constexpr int kBufferCapacity = Tuning::kFilterBufferCapacity;  // candidates in shared memory; a power of two (bitonic sort)
+constexpr int kTileElements = Tuning::kFilterTileElements;      // filtered between two looks at the buffer
+constexpr int kBufferCapacity = Tuning::kFilterBufferCapacity;  // candidates; a power of two (bitonic sort)
 constexpr int64_t kFilterMaxK = Tuning::kFilterMaxK;
 static_assert(kBufferCapacity >= kFilterMaxK + kTileElements, "a tile must fit after a compaction");
 constexpr int kRadixBins = 256, kRadixBits = 8;  // keep_best's digits

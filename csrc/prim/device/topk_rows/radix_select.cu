@@ -204,8 +204,9 @@ void radix_select(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bi
   GPUPRIM_LAUNCH_CHECK();
 }
 
-#define GPUPRIM_INSTANTIATE_RADIX_SELECT(BITS) \
-  template void radix_select<BITS>(const BITS*, int64_t, int64_t, int64_t, KeyCodec<BITS>, BITS*, int64_t*, cudaStream_t);
+#define GPUPRIM_INSTANTIATE_RADIX_SELECT(BITS)                                                          \
+  template void radix_select<BITS>(const BITS*, int64_t, int64_t, int64_t, KeyCodec<BITS>, BITS*, int64_t*, \
+                                   cudaStream_t);
 GPUPRIM_INSTANTIATE_RADIX_SELECT(uint8_t)
 GPUPRIM_INSTANTIATE_RADIX_SELECT(uint16_t)
 GPUPRIM_INSTANTIATE_RADIX_SELECT(uint32_t)

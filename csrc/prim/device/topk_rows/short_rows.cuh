@@ -321,7 +321,9 @@ __device__ __forceinline__ void select_row(const Bits* __restrict__ row_in, int 
     tied = select_rounds<kGroup, kList, !kExactWords<Bits>>(list, k, g, position_mask, emit);
   }
   if constexpr (!kExactWords<Bits>) {
-    if (__any_sync(kFullMask, active && tied)) exact_rounds<Bits, kGroup>(row_in, n, k, active, vector_loads, g, codec, emit);
+    if (__any_sync(kFullMask, active && tied)) {
+      exact_rounds<Bits, kGroup>(row_in, n, k, active, vector_loads, g, codec, emit);
+    }
   }
 }
 

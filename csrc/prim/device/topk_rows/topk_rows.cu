@@ -67,7 +67,9 @@ void topk(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> code
     return;
   }
   if constexpr (sizeof(Bits) == 2 || sizeof(Bits) == 4) {
-    if (filter_topk_applies(n, k, sizeof(Bits))) return filter_topk(x, rows, n, k, codec, values, indices, workspace, stream);
+    if (filter_topk_applies(n, k, sizeof(Bits))) {
+      return filter_topk(x, rows, n, k, codec, values, indices, workspace, stream);
+    }
   }
   if (k == 1) return arg_best(x, rows, n, codec, values, indices, workspace, stream);
   if (k > Tuning::kBlockSortMax) return select_then_sort(x, rows, n, k, codec, values, indices, workspace, stream);

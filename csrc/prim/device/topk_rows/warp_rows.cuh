@@ -36,6 +36,22 @@ __device__ __forceinline__ void lane_best(const Key (&keys)[kItems], uint32_t al
   }
 }
 
+// A lane's items of a warp's row: item j is position lane + 32 j; load(j, position) for those inside the row
+// (< n), returned as a mask (bit j). The caller's arrays hold their empty values for the others.
+template <int kItems, typename Load>
+__device__ __forceinline__ uint32_t load_lane_items(int n, int lane, Load&& load) {
+  uint32_t alive = 0;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const int position = lane + j * kWarpSize;
+    if (position < n) {
+      load(j, position);
+      alive |= 1u << j;
+    }
+  }
+  return alive;
+}
+
 // Short rows: one warp per row; the row's keys stay in registers; k rounds of a warp argmax write
 // the results in final order (the winner's lane writes its element and rescans its own items).
 template <typename Bits, int kItems>
@@ -48,17 +64,10 @@ __global__ void __launch_bounds__(kWarpSize* kWarpRowsPerBlock)
   for (int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize; row < rows;
        row += warps) {  // uniform across the warp
     const Bits* in = x + row * n;
-    Key keys[kItems];
-    uint32_t alive = 0;
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const int position = lane + j * kWarpSize;
-      keys[j] = 0;
-      if (position < n) {
-        keys[j] = Key(codec.encode(in[position]));
-        alive |= 1u << j;
-      }
-    }
+    Key keys[kItems] = {};
+    uint32_t alive = load_lane_items<kItems>(n, lane, [&](int j, int position) {
+      keys[j] = Key(codec.encode(in[position]));
+    });
     Key best_key;
     uint32_t best_position;
     lane_best(keys, alive, lane, best_key, best_position);
