@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "prim/util/dtype.h"
 
@@ -23,6 +24,8 @@ struct TypeList {};
 using AllTypes = TypeList<bool, uint8_t, int8_t, int16_t, int32_t, int64_t, __half, __nv_bfloat16, float, double>;
 using FloatingTypes = TypeList<__half, __nv_bfloat16, float, double>;
 using IndexTypes = TypeList<int32_t, int64_t>;
+// The floats computed in fp32 (no double): e.g. router logits.
+using HalfAndFloatTypes = TypeList<__half, __nv_bfloat16, float>;
 
 template <typename T>
 constexpr DType dtype_of();
@@ -57,6 +60,19 @@ decltype(auto) dispatch(const char* op, DType type, F& f, TypeList<T, Rest...>) 
 template <typename Types, typename F>
 decltype(auto) dispatch(const char* op, DType type, F&& f) {
   return detail::dispatch(op, type, f, Types{});
+}
+
+// Calls f(std::integral_constant<int, P>{}) for P the smallest power of two in [kLow, kHigh] with P >= value (kHigh
+// when value is larger): a run-time size to the template instantiation that serves it (tile shapes, lanes a row).
+template <int kLow, int kHigh, typename F>
+decltype(auto) dispatch_pow2(int64_t value, F&& f) {
+  static_assert(kLow >= 1 && kLow <= kHigh, "a range of powers of two");
+  if constexpr (kLow == kHigh) {
+    return f(std::integral_constant<int, kHigh>{});
+  } else {
+    if (value <= kLow) return f(std::integral_constant<int, kLow>{});
+    return dispatch_pow2<2 * kLow, kHigh>(value, f);
+  }
 }
 
 }  // namespace gpuprim

@@ -1,5 +1,5 @@
 // gpuprim::sort_pairs' direct path: picks the key and value widths of CUB's SortPairs (input and
-// output buffers), compiled once in common/radix_sort_direct_cuda.cu (gpuprim::sort shares it).
+// output buffers), compiled once in prim/device/radix_sort/radix_sort_direct.cu (the row sort shares it).
 // Signed keys go to CUB as they are (CUB orders them as signed); values travel as raw bits.
 #include "ops/sort/sort_pairs/sort_pairs_launch.h"
 #include "prim/device/radix_sort/radix_sort.cuh"

@@ -1,12 +1,10 @@
-// CUDA glue of gpuprim::topk: checks, outputs, stream; kernels in topk_cuda.cu. Results of k >
-// kTopkBlockSortMax come back in selection order and are put in final order here by
-// gpuprim::sort (stable, so ties keep position order): build the sort op too for those.
+// CUDA glue of gpuprim::topk: device guard, stream and workspace around the row kernels (topk_cuda.cu); checks,
+// outputs and the move of `dim` are topk_along_dim's (topk.cpp).
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
 #include "common/torch_utils.h"
-#include "include/gpuprim/gpuprim.h"
 #include "ops/topk/topk/topk.h"
 #include "ops/topk/topk/topk_launch.h"
 
@@ -20,15 +18,9 @@ std::tuple<at::Tensor, at::Tensor> topk_cuda(const at::Tensor& x, int64_t k, int
                         [](const at::Tensor& input, at::Tensor& values, at::Tensor& indices, int64_t rows, int64_t n,
                            int64_t k, bool largest) {
                           TorchWorkspace workspace(input.device());
-                          const bool final_order =
-                              topk_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()), rows, n, k,
-                                               largest, values.mutable_data_ptr(), indices.mutable_data_ptr<int64_t>(),
-                                               workspace, current_stream());
-                          if (!final_order) {
-                            auto [sorted_values, order] = gpuprim::sort(values, -1, /*descending=*/largest);
-                            values.copy_(sorted_values);
-                            indices.copy_(indices.gather(-1, order));
-                          }
+                          topk_cuda_launch(input.const_data_ptr(), to_dtype(input.scalar_type()), rows, n, k, largest,
+                                           values.mutable_data_ptr(), indices.mutable_data_ptr<int64_t>(), workspace,
+                                           current_stream());
                         });
 }
 

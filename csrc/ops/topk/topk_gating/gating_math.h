@@ -8,11 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define GPUPRIM_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define GPUPRIM_HOST_DEVICE inline
-#endif
+#include "prim/util/host_device.h"
+#include "prim/util/key_codec.cuh"
 
 namespace gpuprim {
 namespace gating {
@@ -23,7 +20,7 @@ constexpr int kLanes = 32;  // the full softmax sum's partial sums (one per warp
 
 // A product rounded to fp32 on its own: never fused into a following add (nvcc's -fmad, or a host
 // compiler's -ffp-contract on targets with FMA), which would change the bits on one device only.
-GPUPRIM_HOST_DEVICE float mul_rn(float a, float b) {
+GPUPRIM_HD float mul_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fmul_rn(a, b);
 #else
@@ -32,40 +29,27 @@ GPUPRIM_HOST_DEVICE float mul_rn(float a, float b) {
 #endif
 }
 
-GPUPRIM_HOST_DEVICE float bits_to_float(uint32_t bits) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(bits);
-#else
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-#endif
+// The same bits as another type of the same width (a register move on the device).
+template <typename To, typename From>
+GPUPRIM_HD To same_bits(From from) {
+  static_assert(sizeof(To) == sizeof(From), "same width");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
 }
+GPUPRIM_HD float bits_to_float(uint32_t bits) { return same_bits<float>(bits); }
+GPUPRIM_HD uint32_t float_to_bits(float f) { return same_bits<uint32_t>(f); }
 
-GPUPRIM_HOST_DEVICE uint32_t float_to_bits(float f) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(f);
-#else
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return bits;
-#endif
-}
-
-// Ranking key of a logit: larger key = better; NaN (any sign or payload) the largest key,
-// -0.0 the key of +0.0, -inf the smallest among numbers. Unsigned order = torch's order.
-GPUPRIM_HOST_DEVICE uint32_t logit_key(float logit) {
-  const uint32_t bits = float_to_bits(logit);
-  const uint32_t magnitude = bits & 0x7FFFFFFFu;
-  if (magnitude > 0x7F800000u) return 0xFFFFFFFFu;  // NaN
-  if (magnitude == 0) return 0x80000000u;           // +-0.0
-  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+// Ranking key of a logit: the key codec's (larger key = better, torch's order: NaN the largest key,
+// -0.0 the key of +0.0).
+GPUPRIM_HD uint32_t logit_key(float logit) {
+  return KeyCodec<uint32_t>{KeyKind::kFloat, kFloat32InfBits, /*descending=*/false}.encode(float_to_bits(logit));
 }
 
 // exp(x) in fp32 within ~1 ulp, the same bits on every device: results below 2^-126 (x < -87)
 // flush to 0, overflow gives +inf, NaN stays NaN. x = n ln2 + r with |r| <= ln2/2, a degree-7
 // polynomial for exp(r), then two exact power-of-two scalings.
-GPUPRIM_HOST_DEVICE float exp_fp32(float x) {
+GPUPRIM_HD float exp_fp32(float x) {
   if (!(x == x)) return x;
   if (x > 88.72283935546875f) return INFINITY;
   if (x < -87.0f) return 0.0f;
@@ -88,14 +72,14 @@ GPUPRIM_HOST_DEVICE float exp_fp32(float x) {
   return mul_rn(scaled, scale_b);           // rounded once (to a normal number or inf)
 }
 
-GPUPRIM_HOST_DEVICE float sigmoid_fp32(float x) {
+GPUPRIM_HD float sigmoid_fp32(float x) {
   const float t = exp_fp32(-x);
   const float denominator = 1.0f + t;
   return 1.0f / denominator;
 }
 
 // The unnormalised score of a selected logit: exp(logit - max) for softmax, sigmoid(logit).
-GPUPRIM_HOST_DEVICE float raw_score(Score score, float logit, float max_logit) {
+GPUPRIM_HD float raw_score(Score score, float logit, float max_logit) {
   if (score == Score::kSoftmax) {
     const float shifted = logit - max_logit;
     return exp_fp32(shifted);

@@ -9,6 +9,9 @@ namespace gpuprim {
 // Validates (logits [T, E] fp32/fp16/bf16, 0 <= k <= E, score) and returns the score kind.
 gating::Score topk_gating_check(const at::Tensor& logits, const c10::SymInt& k, c10::string_view score);
 
+// The outputs for logits [tokens, experts]: gates (fp32) and expert_ids (int64), both [tokens, k], contiguous.
+std::tuple<at::Tensor, at::Tensor> topk_gating_outputs(const at::Tensor& logits, int64_t k);
+
 void topk_gating_backward_check(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
                                 const at::Tensor& expert_ids, c10::string_view score);
 

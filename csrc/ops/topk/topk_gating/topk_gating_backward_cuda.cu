@@ -13,6 +13,7 @@
 #include "prim/util/cuda_check.h"
 #include "ops/topk/topk_gating/topk_gating_launch.h"
 #include "prim/util/convert.cuh"
+#include "prim/util/launch.h"
 #include "prim/warp/reduce.cuh"
 
 namespace gpuprim {
@@ -20,7 +21,7 @@ namespace {
 
 using gating::Score;
 
-constexpr int kWarp = 32;
+constexpr int kWarp = kWarpSize;
 constexpr int kTokensPerBlock = 8;
 
 template <typename T>
@@ -83,19 +84,13 @@ void topk_gating_backward_launch(const float* grad_gates, const void* logits, DT
                                  const int64_t* expert_ids, int64_t tokens, int64_t experts, int64_t k,
                                  gating::Score score, bool renormalize, void* grad_logits, cudaStream_t stream) {
   if (tokens == 0 || experts == 0) return;
-  const unsigned grid = unsigned(std::min<int64_t>((tokens + kTokensPerBlock - 1) / kTokensPerBlock, 1 << 20));
-  const auto launch = [&](auto tag) {
-    using T = decltype(tag);
+  const unsigned grid = grid_for(tokens, kTokensPerBlock, int64_t(1) << 20);
+  dispatch<HalfAndFloatTypes>("topk_gating_backward", type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     gating_backward_kernel<T><<<grid, kWarp * kTokensPerBlock, 0, stream>>>(
         grad_gates, static_cast<const T*>(logits), gates, expert_ids, tokens, experts, k, score, renormalize,
         static_cast<T*>(grad_logits));
-  };
-  switch (type) {
-    case DType::kFloat32: launch(float()); break;
-    case DType::kFloat16: launch(__half()); break;
-    case DType::kBFloat16: launch(__nv_bfloat16()); break;
-    default: unsupported_dtype("topk_gating_backward", type);
-  }
+  });
   GPUPRIM_LAUNCH_CHECK();
 }
 

@@ -16,8 +16,8 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_cuda(const at::Tensor& logits, in
   const gating::Score kind = topk_gating_check(logits, k, score);
   const c10::cuda::CUDAGuard guard(logits.device());
   const int64_t tokens = logits.size(0), experts = logits.size(1);
-  at::Tensor gates = at::empty({tokens, k}, logits.options().dtype(at::kFloat));
-  at::Tensor expert_ids = at::empty({tokens, k}, logits.options().dtype(at::kLong));
+  at::Tensor gates, expert_ids;
+  std::tie(gates, expert_ids) = topk_gating_outputs(logits, k);
   if (gates.numel() == 0) return {gates, expert_ids};
   const at::Tensor input = logits.contiguous();
   const DType type = to_dtype(input.scalar_type());

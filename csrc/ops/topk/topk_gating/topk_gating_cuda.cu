@@ -4,9 +4,10 @@
 // CPU kernel's exact order (selected scores added in rank order; the full softmax denominator as
 // 32 lane partial sums and a butterfly tree). Reads the logits once and writes 12 bytes per gate.
 // The group path, taken first when the full softmax denominator is not needed (renormalize, or
-// sigmoid) and k <= 4 * G: G lanes per token (ops/topk/topk_short_rows.cuh's selection, the same
-// ranking and 16-byte loads, 32-bit rank words checked for ties), then the gates from the picks in rank order as above. The warp path
-// stays for softmax without renormalize (its denominator's order is fixed by the lane layout).
+// sigmoid) and k <= 4 * G: G lanes per token (prim/device/topk_rows/short_rows.cuh's selection, the
+// same ranking and 16-byte loads, 32-bit rank words checked for ties), then the gates from the picks in
+// rank order as above. The warp path stays for softmax without renormalize (its denominator's order is
+// fixed by the lane layout); it ranks like the row top-k's warp rows (topk_rows::lane_best).
 // The general path (more experts or larger k): gpuprim::topk picks the experts, then
 // gates_kernel computes the same gates, one warp per token.
 #include <cuda_fp16.h>
@@ -18,7 +19,11 @@
 
 #include "prim/util/cuda_check.h"
 #include "prim/util/device_info.h"
+#include "prim/util/dispatch.h"
+#include "prim/util/launch.h"
+#include "prim/util/key_codec.cuh"
 #include "prim/device/topk_rows/short_rows.cuh"
+#include "prim/device/topk_rows/warp_rows.cuh"
 #include "ops/topk/topk_gating/topk_gating_launch.h"
 #include "prim/warp/reduce.cuh"
 
@@ -27,10 +32,9 @@ namespace {
 
 using gating::Score;
 
-constexpr int kWarp = gating::kLanes;
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr int kWarp = kWarpSize;
+static_assert(gating::kLanes == kWarpSize, "the softmax denominator's partial sums are a warp's lanes");
 constexpr int kTokensPerBlock = 8;
-constexpr uint32_t kNoExpert = 0xFFFFFFFFu;
 
 // Logit loads, exactly as the CPU's conversions to float.
 template <DType kType>
@@ -41,20 +45,6 @@ __device__ __forceinline__ float load_logit(const void* logits, int64_t i) {
     return __half2float(__ushort_as_half(static_cast<const unsigned short*>(logits)[i]));
   } else {
     return __uint_as_float(uint32_t(static_cast<const unsigned short*>(logits)[i]) << 16);
-  }
-}
-
-template <int kItems>
-__device__ __forceinline__ void lane_best(const uint32_t (&keys)[kItems], uint32_t alive, int lane, uint32_t& key,
-                                          uint32_t& expert) {
-  key = 0;
-  expert = kNoExpert;
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    if (((alive >> j) & 1u) && (expert == kNoExpert || keys[j] > key)) {
-      key = keys[j];
-      expert = uint32_t(lane + j * kWarp);
-    }
   }
 }
 
@@ -82,23 +72,15 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
   for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens;
        token += warps) {  // uniform across the warp
     const int64_t row = token * experts;
-    float row_logits[kItems];
-    uint32_t keys[kItems];
-    uint32_t alive = 0;
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const int expert = lane + j * kWarp;
-      row_logits[j] = 0.0f;
-      keys[j] = 0;
-      if (expert < experts) {
-        row_logits[j] = load_logit<kType>(logits, row + expert);
-        keys[j] = gating::logit_key(row_logits[j]);
-        alive |= 1u << j;
-      }
-    }
+    float row_logits[kItems] = {};
+    uint32_t keys[kItems] = {};
+    uint32_t alive = topk_rows::load_lane_items<kItems>(experts, lane, [&](int j, int expert) {
+      row_logits[j] = load_logit<kType>(logits, row + expert);
+      keys[j] = gating::logit_key(row_logits[j]);
+    });
     const uint32_t present = alive;
     uint32_t best_key, best_expert;
-    lane_best(keys, alive, lane, best_key, best_expert);
+    topk_rows::lane_best(keys, alive, lane, best_key, best_expert);
     uint32_t my_expert = 0;  // lane r: the expert of rank r (r < k)
     for (int rank = 0; rank < k; ++rank) {
       uint32_t key = best_key, expert = best_expert;
@@ -106,7 +88,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
       if (lane == rank) my_expert = expert;
       if (int(expert % kWarp) == lane) {
         alive &= ~(1u << (expert / kWarp));
-        lane_best(keys, alive, lane, best_key, best_expert);
+        topk_rows::lane_best(keys, alive, lane, best_key, best_expert);
       }
     }
     const float my_logit = lane < k ? load_logit<kType>(logits, row + my_expert) : 0.0f;
@@ -146,7 +128,7 @@ __device__ __forceinline__ float logit_from_bits(Bits bits) {
 template <DType kType, typename Bits, int kGroup, int kList, int kChunks, bool kFull>
 __global__ void __launch_bounds__(short_rows::kRowsThreads, short_rows::kRowsMinBlocks)
     group_gating_kernel(const Bits* __restrict__ logits, int64_t tokens, int experts, int k, bool vector_loads,
-                        radix_sort::KeyCodec<Bits> codec, uint32_t position_mask, Score score, bool renormalize,
+                        KeyCodec<Bits> codec, uint32_t position_mask, Score score, bool renormalize,
                         float* __restrict__ gates, int64_t* __restrict__ expert_ids) {
   constexpr int kTokensPerWarp = kWarp / kGroup;
   const int lane = int(threadIdx.x) % kWarp;
@@ -240,9 +222,9 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
   }
 }
 
-unsigned grid_for(int64_t tokens) {
-  const int64_t limit = int64_t(current_device_info().sm_count) * 32;
-  return static_cast<unsigned>(std::clamp<int64_t>((tokens + kTokensPerBlock - 1) / kTokensPerBlock, 1, limit));
+// Blocks for `tokens` tokens, a warp each (grid-stride beyond 32 blocks per SM).
+unsigned token_grid(int64_t tokens) {
+  return grid_for(tokens, kTokensPerBlock, int64_t(current_device_info().sm_count) * 32);
 }
 
 // Most picks a lane keeps for a list of kList rank words (short_rows::list_size), capped at 4 chunks.
@@ -257,7 +239,7 @@ template <DType kType, typename Bits, int kGroup, int kList>
 void launch_group_gating(const void* logits, int64_t tokens, int64_t experts, int64_t k, Bits inf_bits, Score score,
                          bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
   const auto* x = static_cast<const Bits*>(logits);
-  const radix_sort::KeyCodec<Bits> codec{radix_sort::KeyKind::kFloat, inf_bits, /*descending=*/false};
+  const KeyCodec<Bits> codec{KeyKind::kFloat, inf_bits, /*descending=*/false};
   constexpr int kChunks = group_chunks<Bits>(kGroup, kList);
   const unsigned grid = short_rows::rows_grid<kGroup>(tokens, current_device_info().sm_count);
   const uint32_t position_mask = short_rows::position_mask<Bits>(experts);
@@ -301,70 +283,33 @@ void group_gating_list(const void* logits, int64_t tokens, int64_t experts, int6
 }
 
 // The G-lanes-per-token path, when it applies (see the top of the file); false: not taken.
-template <DType kType>
+template <typename T>
 bool group_gating(const void* logits, int64_t tokens, int64_t experts, int64_t k, Score score, bool renormalize,
                   float* gates, int64_t* expert_ids, cudaStream_t stream) {
-  using Bits = std::conditional_t<kType == DType::kFloat32, uint32_t, uint16_t>;
+  constexpr DType kType = dtype_of<T>();
+  using Bits = KeyBits<T>;
   const int group = short_rows::group_size(experts);
   if (!(renormalize || score == Score::kSigmoid) || experts > short_rows::kMaxRow || k > experts) return false;
   if (k > int64_t(group_chunks<Bits>(group, short_rows::list_size<Bits>(k))) * group) return false;
-  const Bits inf_bits = kType == DType::kFloat32 ? Bits(0x7F800000u) : (kType == DType::kFloat16 ? Bits(0x7C00) : Bits(0x7F80));
-  switch (group) {
-    case 2:
-      group_gating_list<kType, Bits, 2>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
-                                        stream);
-      return true;
-    case 4:
-      group_gating_list<kType, Bits, 4>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
-                                        stream);
-      return true;
-    case 8:
-      group_gating_list<kType, Bits, 8>(logits, tokens, experts, k, inf_bits, score, renormalize, gates, expert_ids,
-                                        stream);
-      return true;
-    case 16:
-      group_gating_list<kType, Bits, 16>(logits, tokens, experts, k, inf_bits, score, renormalize, gates,
-                                         expert_ids, stream);
-      return true;
-    default:
-      group_gating_list<kType, Bits, 32>(logits, tokens, experts, k, inf_bits, score, renormalize, gates,
-                                         expert_ids, stream);
-      return true;
-  }
+  short_rows::with_group_size(experts, [&](auto group_tag) {
+    group_gating_list<kType, Bits, decltype(group_tag)::value>(logits, tokens, experts, k, KeyOf<T>::kInfBits, score,
+                                                                renormalize, gates, expert_ids, stream);
+  });
+  return true;
 }
 
-template <DType kType>
+template <typename T>
 void fused_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k, Score score, bool renormalize,
                  float* gates, int64_t* expert_ids, cudaStream_t stream) {
-  if (group_gating<kType>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream)) return;
-  const unsigned grid = grid_for(tokens);
+  constexpr DType kType = dtype_of<T>();
+  if (group_gating<T>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream)) return;
+  const unsigned grid = token_grid(tokens);
   const int threads = kWarp * kTokensPerBlock;
-  const int e = int(experts), kk = int(k);
-  if (experts <= 1 * kWarp) {
-    fused_gating_kernel<kType, 1>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  } else if (experts <= 2 * kWarp) {
-    fused_gating_kernel<kType, 2>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  } else if (experts <= 4 * kWarp) {
-    fused_gating_kernel<kType, 4>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  } else if (experts <= 8 * kWarp) {
-    fused_gating_kernel<kType, 8>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  } else {
-    static_assert(kGatingFusedMaxExperts == 16 * kWarp, "the largest register tile");
-    fused_gating_kernel<kType, 16>
-        <<<grid, threads, 0, stream>>>(logits, tokens, e, kk, score, renormalize, gates, expert_ids);
-  }
-  GPUPRIM_LAUNCH_CHECK();
-}
-
-template <DType kType>
-void gates_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k, const int64_t* expert_ids, Score score,
-                 bool renormalize, float* gates, cudaStream_t stream) {
-  gates_kernel<kType><<<grid_for(tokens), kWarp * kTokensPerBlock, 0, stream>>>(logits, tokens, experts, k, expert_ids,
-                                                                                score, renormalize, gates);
+  static_assert(kGatingFusedMaxExperts == 16 * kWarp, "the largest register tile");
+  dispatch_pow2<1, 16>((experts + kWarp - 1) / kWarp, [&](auto items) {
+    fused_gating_kernel<kType, decltype(items)::value><<<grid, threads, 0, stream>>>(
+        logits, tokens, int(experts), int(k), score, renormalize, gates, expert_ids);
+  });
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -372,31 +317,21 @@ void gates_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k,
 
 void topk_gating_fused_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k, Score score,
                               bool renormalize, float* gates, int64_t* expert_ids, cudaStream_t stream) {
-  switch (type) {
-    case DType::kFloat32:
-      return fused_typed<DType::kFloat32>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream);
-    case DType::kFloat16:
-      return fused_typed<DType::kFloat16>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream);
-    case DType::kBFloat16:
-      return fused_typed<DType::kBFloat16>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream);
-    default:
-      throw std::runtime_error("gpuprim.topk_gating: unsupported dtype");
-  }
+  dispatch<HalfAndFloatTypes>("topk_gating", type, [&](auto tag) {
+    fused_typed<typename decltype(tag)::type>(logits, tokens, experts, k, score, renormalize, gates, expert_ids,
+                                              stream);
+  });
 }
 
 void topk_gating_gates_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k,
                               const int64_t* expert_ids, Score score, bool renormalize, float* gates,
                               cudaStream_t stream) {
-  switch (type) {
-    case DType::kFloat32:
-      return gates_typed<DType::kFloat32>(logits, tokens, experts, k, expert_ids, score, renormalize, gates, stream);
-    case DType::kFloat16:
-      return gates_typed<DType::kFloat16>(logits, tokens, experts, k, expert_ids, score, renormalize, gates, stream);
-    case DType::kBFloat16:
-      return gates_typed<DType::kBFloat16>(logits, tokens, experts, k, expert_ids, score, renormalize, gates, stream);
-    default:
-      throw std::runtime_error("gpuprim.topk_gating: unsupported dtype");
-  }
+  dispatch<HalfAndFloatTypes>("topk_gating", type, [&](auto tag) {
+    constexpr DType kType = dtype_of<typename decltype(tag)::type>();
+    gates_kernel<kType><<<token_grid(tokens), kWarp * kTokensPerBlock, 0, stream>>>(
+        logits, tokens, experts, k, expert_ids, score, renormalize, gates);
+    GPUPRIM_LAUNCH_CHECK();
+  });
 }
 
 }  // namespace gpuprim

@@ -1,15 +1,15 @@
-// gpuprim::sort of one row of int32 or fp32 keys by the onesweep sort (prim/onesweep.cuh): the codec of the
-// key kind and order is compiled in (onesweep::SortKey), so each of the four is one instantiation. A file of its own so
-// that its kernels compile in parallel with sort_cuda.cu's CUB sorts.
+// The row sort's path for one row of int32 or fp32 keys, the onesweep sort (onesweep.cuh): the codec of the key
+// kind and order is compiled in (onesweep::SortKey), so each of the four is one instantiation. A file of its own
+// so that its kernels compile in parallel with sort_rows.cu.
 #include "prim/device/radix_sort/onesweep.h"
 #include "prim/device/radix_sort/onesweep.cuh"
 
 namespace gpuprim {
 namespace {
 
-// CUB's SM90 onesweep tile for 4-byte keys with 4-byte values (384 threads x 23 keys), 2 blocks per SM, 4
-// look-back statuses read per round trip (the other configurations probed: DESIGN.md).
-using Config = onesweep::Config<384, 23, 2, 4>;
+// tuning_radix_sort.h's tile (the other configurations probed: docs/experiments/sort.md).
+using Config = onesweep::Config<radix_sort::Tuning::kOnesweepThreads, radix_sort::Tuning::kOnesweepItems,
+                                radix_sort::Tuning::kOnesweepMinBlocks, radix_sort::Tuning::kOnesweepLookbackBatch>;
 
 template <class Ops>
 void sort_with(const uint32_t* x, int64_t n, uint32_t* values, int64_t* indices, Ops ops, Workspace& workspace,
@@ -19,9 +19,8 @@ void sort_with(const uint32_t* x, int64_t n, uint32_t* values, int64_t* indices,
 
 }  // namespace
 
-void sort_row_onesweep(const uint32_t* x, radix_sort::KeyKind kind, bool descending, int64_t n, uint32_t* values,
+void sort_row_onesweep(const uint32_t* x, KeyKind kind, bool descending, int64_t n, uint32_t* values,
                        int64_t* indices, Workspace& workspace, cudaStream_t stream) {
-  using radix_sort::KeyKind;
   using onesweep::SortKey;
   if (kind == KeyKind::kFloat) {
     if (descending) return sort_with(x, n, values, indices, SortKey<KeyKind::kFloat, true>{x}, workspace, stream);

@@ -9,13 +9,10 @@
 //   pass 2,3 (kMiddle): moves (u32 key, u32 position).
 //   pass 4 (kLast)   : writes decoded keys and positions widened to int64 into the outputs.
 // Bytes per element: 4 + (4 + 8) + 16 + 16 + (8 + 4 + 8) = 68, CUB's SortPairs<u32, u32> moves the same
-// (gpuprim.sort's CUB path moved 84). H200 (2026-11-30, int32, L2 flushed, median), bench_sort at 23:24 UTC:
-// 256M uniform 7.68 ms against 7.40 for CUB's u32 pair sort alone (8.70 through CUB before); 16M 0.548 / 0.546
-// ms; 1M 0.073 / 0.090 ms; all-equal keys 256M (probe, 23:21 UTC) 5.37 / 5.36 ms.
+// (the CUB path it replaced in gpuprim.sort moved 84).
 //
-// The histogram is bound by its 4 shared-memory atomics per key, not by their conflicts (H200 probe 23:05 UTC,
-// 256M uniform int32: 523 us with one counter per bin, 522 / 490 us with 4 / 8 copies per bin, lane l adding to
-// copy l % copies; all-equal keys, one atomic per warp: 335 us, the read of the keys).
+// The histogram is bound by its 4 shared-memory atomics per key, not by their conflicts (copies of the
+// counters per bin did not pay: docs/experiments/sort.md).
 //
 // Each pass (one tile of THREADS * ITEMS keys per thread block, tile ids from an atomic counter):
 //   load keys warp-striped -> per-warp digit histograms in shared memory -> publish the tile's
@@ -38,6 +35,7 @@
 #include "prim/util/workspace.h"
 #include "prim/device/scan/lookback.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
+#include "prim/device/radix_sort/tuning_radix_sort.h"
 #include "prim/warp/match.cuh"
 #include "prim/warp/scan.cuh"
 
@@ -56,7 +54,7 @@ enum PassKind { kFirst = 0, kMiddle = 1, kLast = 2 };
 // THREADS, ITEMS: tile = THREADS * ITEMS keys (CUB SM90, 4-byte key + 4-byte value, 32-bit
 // offsets: 384 x 23). Each warp counts its digits with shared atomics before ranking, so the tile's
 // counts are published before the ranking loop (CUB's BlockRadixRankMatchEarlyCounts), and finds
-// the lanes holding its digit with 8 ballots (as CUB; __match_any_sync was slower: DESIGN.md).
+// the lanes holding its digit with 8 ballots (as CUB; __match_any_sync was slower: docs/experiments/sort.md).
 // MINB: __launch_bounds__ min blocks per SM. LB_BATCH: look-back statuses read per round trip.
 template <int THREADS_, int ITEMS_, int MINB_ = 2, int LB_BATCH_ = 4>
 struct Config {
@@ -83,14 +81,14 @@ struct KeyU32 {
   __device__ __forceinline__ uint32_t encode(uint32_t b) const { return b; }
   __device__ __forceinline__ uint32_t decode(uint32_t k, uint32_t) const { return k; }
 };
-// gpuprim.sort's keys: prim/radix_sort.cuh's codec (torch.sort's order: NaN above every number, -0.0 ==
-// +0.0, descending by inverting the key) with its kind and order fixed at compile time, so its branches
+// gpuprim.sort's keys: the key codec (prim/util/key_codec.cuh: torch.sort's order, NaN above every number,
+// -0.0 == +0.0, descending by inverting the key) with its kind and order fixed at compile time, so its branches
 // fold away. Zeros and NaNs, whose keys lose the sign or payload, are read back from the input x.
-template <radix_sort::KeyKind kKind, bool kDescending>
+template <KeyKind kKind, bool kDescending>
 struct SortKey {
   const uint32_t* x;
-  __device__ __forceinline__ static radix_sort::KeyCodec<uint32_t> codec() {
-    return {kKind, 0x7F800000u /* fp32 +inf: used for kFloat only */, kDescending};
+  __device__ __forceinline__ static KeyCodec<uint32_t> codec() {
+    return {kKind, kFloat32InfBits /* used for kFloat only */, kDescending};
   }
   __device__ __forceinline__ uint32_t encode(uint32_t b) const { return codec().encode(b); }
   __device__ __forceinline__ uint32_t decode(uint32_t k, uint32_t pos) const {
@@ -173,8 +171,8 @@ __device__ __forceinline__ uint32_t lookback(uint32_t* status, uint32_t tile, in
 // the last block to finish writes bins[p][d] = exclusive scan of hist[p] over d.
 // hist and *done must be zero on entry.
 // ---------------------------------------------------------------------------------------------
-constexpr int kHistThreads = 256;
-constexpr int kHistUnroll = 4;  // uint4 loads in flight per thread
+constexpr int kHistThreads = radix_sort::Tuning::kOnesweepHistogramThreads;
+constexpr int kHistUnroll = radix_sort::Tuning::kOnesweepHistogramUnroll;  // uint4 loads in flight per thread
 
 __device__ __forceinline__ void hist_add4(uint32_t (*h)[kDigits], uint32_t k0, uint32_t k1, uint32_t k2,
                                           uint32_t k3, int lane) {

@@ -1,4 +1,4 @@
-// gpuprim::sort's path for one row of 32-bit keys (sort_onesweep_cuda.cu), called by sort_cuda.cu.
+// The row sort's path for one row of 32-bit keys (onesweep.cu), called by sort_rows.cu.
 #pragma once
 #include <cuda_runtime.h>
 #include <cstdint>
@@ -11,7 +11,7 @@ namespace gpuprim {
 // Stable sort of one row of n (1 <= n <= INT32_MAX) int32 (kind kSigned) or fp32 (kFloat) elements in torch.sort's
 // order: values gets the sorted elements (bit copies; NaNs last ascending, first descending), indices their
 // positions. x must not overlap the outputs.
-void sort_row_onesweep(const uint32_t* x, radix_sort::KeyKind kind, bool descending, int64_t n, uint32_t* values,
+void sort_row_onesweep(const uint32_t* x, KeyKind kind, bool descending, int64_t n, uint32_t* values,
                        int64_t* indices, Workspace& workspace, cudaStream_t stream);
 
 }  // namespace gpuprim

@@ -1,8 +1,7 @@
-// CUB DeviceRadixSort from input to output buffers (prim/radix_sort.cuh's sort_pairs_direct and
-// sort_keys_direct), compiled once for gpuprim::sort_pairs' direct path, gpuprim::sort's int64 rows
-// and gpuprim::sort_values' int32/int64 rows. In
-// csrc/common/ so that it is built whatever GPUPRIM_OPS selects; a file of its own so that it
-// compiles in parallel with common/radix_sort_cuda.cu.
+// CUB DeviceRadixSort from input to output buffers (radix_sort.cuh's sort_pairs_direct and
+// sort_keys_direct), compiled once for gpuprim::sort_pairs' direct path, sort_rows' int64 rows and
+// gpuprim::sort_values' int32/int64 rows; in prim, so it is built whatever GPUPRIM_OPS selects, and a file
+// of its own so that it compiles in parallel with radix_sort_pairs.cu.
 #include "prim/util/cuda_check.h"
 #include "prim/util/cub.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
@@ -23,10 +22,7 @@ void sort_pairs_direct(const Key* keys_in, Key* keys_out, const Value* values_in
                                              end_bit, stream);
     }
   };
-  size_t temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(sort(nullptr, temp_bytes));
-  void* temp = workspace.allocate(temp_bytes);
-  GPUPRIM_CUDA_CHECK(sort(temp, temp_bytes));
+  cub_call(workspace, sort);
 }
 
 template <typename Key, bool kDescending>
@@ -41,10 +37,7 @@ void sort_keys_direct(const Key* keys_in, Key* keys_out, int64_t n, Workspace& w
                                             stream);
     }
   };
-  size_t temp_bytes = 0;
-  GPUPRIM_CUDA_CHECK(sort(nullptr, temp_bytes));
-  void* temp = workspace.allocate(temp_bytes);
-  GPUPRIM_CUDA_CHECK(sort(temp, temp_bytes));
+  cub_call(workspace, sort);
 }
 
 template void sort_keys_direct<int32_t, false>(const int32_t*, int32_t*, int64_t, Workspace&, cudaStream_t);

@@ -1,7 +1,6 @@
-// CUB DeviceRadixSort (prim/radix_sort.cuh's sort_pairs), one instantiation per key width and
-// payload width, compiled once for every op that sorts (sort, index_add, embedding_bag, ...): they
-// include prim/radix_sort.cuh only, never radix_sort_impl.cuh. In csrc/common/ so that it is built
-// whatever GPUPRIM_OPS selects.
+// CUB DeviceRadixSort (radix_sort.cuh's sort_pairs), one instantiation per key width and payload width,
+// compiled once for every op that sorts (sort, index_add, embedding_bag, ...): they include radix_sort.cuh
+// only, never radix_sort_impl.cuh. In prim, so that it is built whatever GPUPRIM_OPS selects.
 #include "prim/device/radix_sort/radix_sort_impl.cuh"
 
 namespace gpuprim {

@@ -1,7 +1,7 @@
 // Top-k of short rows (n <= 512, 1-, 2- or 4-byte elements): a group of G lanes per row (G a power
-// of two, 2..32, 16 items per lane, 32 / G rows per warp). Shared by gpuprim::topk and the fused
-// gpuprim::topk_gating kernel.
-//   Each element becomes a 32-bit rank word: its order-preserving key (prim/radix_sort.cuh's codec)
+// of two, 2..32, 16 items per lane, 32 / G rows per warp). Shared by the row top-k (topk_rows.cu) and the
+// fused gpuprim::topk_gating kernel.
+//   Each element becomes a 32-bit rank word: its order-preserving key (the key codec's KeyEncoder)
 //   in the high bits, its inverted position in the low bits (`position_mask`), so "larger word
 //   wins" means larger key, and among equal keys the lower position (the tie contract), in one
 //   32-bit compare. Words are unique within a row; 0 is the empty slot (2^P > n, so ~position's low
@@ -20,9 +20,9 @@
 //   over the lanes' heads names the next best word, and the lane holding it drops its head.
 // Why 32-bit words: a compare-exchange is two integer min/max instructions (64-bit composites of
 // key and position took about six), and a round shuffles one register instead of two.
-// The kernels are latency-bound on each warp's chain of instructions (ncu, [32768, 128] k = 8: 36% of
-// issue slots busy), so instructions per row are what count: fp32 rows of exactly G * 16 elements get
-// kernels without per-element masks (kFull, full_rows()).
+// The kernels are latency-bound on each warp's chain of instructions (ncu: docs/experiments/topk.md), so
+// instructions per row are what count: fp32 rows of exactly G * 16 elements get kernels without
+// per-element masks (kFull, full_rows()).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -30,18 +30,19 @@
 #include <cstring>
 #include <type_traits>
 
-#include "prim/device/topk_rows/key_encoder.cuh"
-#include "prim/device/radix_sort/radix_sort.cuh"
+#include "prim/device/topk_rows/tuning_topk_rows.h"
+#include "prim/util/dispatch.h"
+#include "prim/util/key_codec.cuh"
+#include "prim/util/launch.h"
 #include "prim/warp/reduce.cuh"
 
 namespace gpuprim {
 namespace short_rows {
 
-constexpr int kItems = 16;             // items per lane
-constexpr int kMaxRow = 32 * kItems;   // 512: the longest row a warp-wide group takes
-constexpr int kRowsThreads = 256;      // threads per block
-constexpr int kRowsMinBlocks = 4;      // blocks per SM the kernels are built for: <= 64 registers
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr int kItems = topk_rows::Tuning::kShortItems;  // items per lane
+constexpr int kMaxRow = kWarpSize * kItems;               // 512: the longest row a warp-wide group takes
+constexpr int kRowsThreads = topk_rows::Tuning::kShortThreads;
+constexpr int kRowsMinBlocks = topk_rows::Tuning::kShortMinBlocks;  // blocks an SM the kernels are built for
 
 // Whether rank words hold the whole key (1- and 2-byte elements): no check, no exact redo.
 template <typename Bits>
@@ -52,9 +53,7 @@ constexpr bool kExactWords = sizeof(Bits) <= 2;
 template <typename Bits>
 inline uint32_t position_mask(int64_t n) {
   if (kExactWords<Bits>) return 0xFFFFu;
-  int bits = 1;
-  while ((int64_t(1) << bits) <= n) ++bits;
-  return (uint32_t(1) << bits) - 1;
+  return (uint32_t(1) << bits_to_hold(uint64_t(n))) - 1;
 }
 
 // Lanes per row for rows of n elements: the smallest power of two >= 2 with G * 16 >= n.
@@ -62,6 +61,11 @@ inline int group_size(int64_t n) {
   int g = 2;
   while (int64_t(g) * kItems < n) g *= 2;
   return g;
+}
+// Calls f(std::integral_constant<int, group_size(n)>{}) (n <= kMaxRow).
+template <typename F>
+void with_group_size(int64_t n, F&& f) {
+  dispatch_pow2<2, kWarpSize>((n + kItems - 1) / kItems, f);
 }
 
 // Words kept per lane for k picks: exact words need k (a lane can win at most k rounds), checked
@@ -93,7 +97,7 @@ __device__ __forceinline__ int item_position(int g, int i) {
 // multiple of 16, so a vector is wholly inside the row or wholly past it); else element loads at
 // the same positions.
 // kFull (full rows: n == kGroup * 16, vector loads, row_in readable for inactive lanes too): every
-// item is inside, no per-item masks (on [32768, 128] fp32 a fifth of the kernel's instructions).
+// item is inside, no per-item masks (they were a fifth of the kernel's instructions on such rows).
 template <typename Bits, int kGroup, bool kFull = false>
 __device__ __forceinline__ void load_lane(const Bits* __restrict__ row_in, int n, bool active, bool vector_loads,
                                           int g, Bits (&raw)[kItems], uint32_t (&keep)[kItems]) {
@@ -171,7 +175,7 @@ __device__ __forceinline__ void sort_descending(uint32_t (&items)[kItems]) {
 // kFull: full rows of float keys (see load_lane), encoded without asking the codec's kind per element.
 template <typename Bits, int kGroup, int kList, bool kFull = false>
 __device__ __forceinline__ void load_lane_list(const Bits* __restrict__ row_in, int n, bool active, bool vector_loads,
-                                               int g, radix_sort::KeyCodec<Bits> codec, uint32_t position_mask,
+                                               int g, KeyCodec<Bits> codec, uint32_t position_mask,
                                                uint32_t (&list)[kList]) {
   static_assert(!kFull || sizeof(Bits) == 4, "full rows: fp32 keys");
   Bits raw[kItems];
@@ -256,7 +260,7 @@ __device__ __forceinline__ bool select_rounds(uint32_t (&list)[kList], int k, in
 // the best (key, lower position). Emits like select_rounds. Every lane of the warp calls it.
 template <typename Bits, int kGroup, typename Emit>
 __device__ __forceinline__ void exact_rounds(const Bits* __restrict__ row_in, int n, int k, bool active,
-                                             bool vector_loads, int g, radix_sort::KeyCodec<Bits> codec, Emit&& emit) {
+                                             bool vector_loads, int g, KeyCodec<Bits> codec, Emit&& emit) {
   constexpr int kNone = 0x7FFFFFFF;  // the position of "no item": loses every tie
   Bits raw[kItems];
   uint32_t keep[kItems];
@@ -308,7 +312,7 @@ __device__ __forceinline__ void exact_rounds(const Bits* __restrict__ row_in, in
 // exact ranks (the later emits are the answer).
 template <typename Bits, int kGroup, int kList, bool kFull = false, typename Emit>
 __device__ __forceinline__ void select_row(const Bits* __restrict__ row_in, int n, int k, bool active,
-                                           bool vector_loads, int g, radix_sort::KeyCodec<Bits> codec,
+                                           bool vector_loads, int g, KeyCodec<Bits> codec,
                                            uint32_t position_mask, Emit&& emit) {
   bool tied;
   {
@@ -317,7 +321,9 @@ __device__ __forceinline__ void select_row(const Bits* __restrict__ row_in, int 
     tied = select_rounds<kGroup, kList, !kExactWords<Bits>>(list, k, g, position_mask, emit);
   }
   if constexpr (!kExactWords<Bits>) {
-    if (__any_sync(kFullMask, active && tied)) exact_rounds<Bits, kGroup>(row_in, n, k, active, vector_loads, g, codec, emit);
+    if (__any_sync(kFullMask, active && tied)) {
+      exact_rounds<Bits, kGroup>(row_in, n, k, active, vector_loads, g, codec, emit);
+    }
   }
 }
 
@@ -328,7 +334,7 @@ __device__ __forceinline__ void select_row(const Bits* __restrict__ row_in, int 
 template <typename Bits, int kGroup, int kList, bool kFull>
 __global__ void __launch_bounds__(kRowsThreads, kRowsMinBlocks)
     topk_rows_kernel(const Bits* __restrict__ x, int64_t rows, int n, int k, bool vector_loads,
-                     radix_sort::KeyCodec<Bits> codec, uint32_t position_mask, Bits* __restrict__ values,
+                     KeyCodec<Bits> codec, uint32_t position_mask, Bits* __restrict__ values,
                      int64_t* __restrict__ indices) {
   constexpr int kRowsPerWarp = 32 / kGroup;
   const int lane = int(threadIdx.x) % 32;
@@ -349,13 +355,10 @@ __global__ void __launch_bounds__(kRowsThreads, kRowsMinBlocks)
   }
 }
 
-// Blocks for `rows` rows of kGroup lanes each (grid-stride beyond 16 blocks per SM).
+// Blocks for `rows` rows of kGroup lanes each (grid-stride beyond Tuning::kShortBlocksPerSm blocks per SM).
 template <int kGroup>
 unsigned rows_grid(int64_t rows, int sm_count) {
-  constexpr int64_t kRowsPerBlock = kRowsThreads / kGroup;
-  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  const int64_t limit = int64_t(sm_count) * 16;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > limit ? limit : blocks));
+  return grid_for(rows, kRowsThreads / kGroup, int64_t(sm_count) * topk_rows::Tuning::kShortBlocksPerSm);
 }
 
 // Whether every row of x starts 16-byte aligned and holds whole 16-byte vectors.
@@ -366,13 +369,13 @@ bool vector_loads_ok(const Bits* x, int64_t n) {
 
 // Whether rows of n take the kFull kernels (load_lane): fp32 keys, n == kGroup * 16, vector loads.
 template <typename Bits, int kGroup>
-bool full_rows(const Bits* x, int64_t n, const radix_sort::KeyCodec<Bits>& codec) {
-  return sizeof(Bits) == 4 && codec.kind == radix_sort::KeyKind::kFloat && n == int64_t(kGroup) * kItems &&
+bool full_rows(const Bits* x, int64_t n, const KeyCodec<Bits>& codec) {
+  return sizeof(Bits) == 4 && codec.kind == KeyKind::kFloat && n == int64_t(kGroup) * kItems &&
          vector_loads_ok(x, n);
 }
 
 template <typename Bits, int kGroup, int kList>
-void launch_topk_rows(const Bits* x, int64_t rows, int64_t n, int64_t k, radix_sort::KeyCodec<Bits> codec,
+void launch_topk_rows(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec,
                       Bits* values, int64_t* indices, int sm_count, cudaStream_t stream) {
   const unsigned grid = rows_grid<kGroup>(rows, sm_count);
   if constexpr (sizeof(Bits) == 4) {
@@ -387,7 +390,7 @@ void launch_topk_rows(const Bits* x, int64_t rows, int64_t n, int64_t k, radix_s
 }
 
 template <typename Bits, int kGroup>
-void launch_topk_rows_list(const Bits* x, int64_t rows, int64_t n, int64_t k, radix_sort::KeyCodec<Bits> codec,
+void launch_topk_rows_list(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec,
                            Bits* values, int64_t* indices, int sm_count, cudaStream_t stream) {
   if constexpr (kExactWords<Bits>) {
     switch (list_size<Bits>(k)) {
@@ -410,16 +413,12 @@ void launch_topk_rows_list(const Bits* x, int64_t rows, int64_t n, int64_t k, ra
 // gpuprim::topk of rows with 1 <= k <= n <= 512, k <= 64, 1-, 2- or 4-byte elements (the caller
 // checks; the caller checks the launch too). Values best first, ties to the lower position.
 template <typename Bits>
-void topk_short_rows(const Bits* x, int64_t rows, int64_t n, int64_t k, radix_sort::KeyCodec<Bits> codec,
+void topk_short_rows(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCodec<Bits> codec,
                      Bits* values, int64_t* indices, int sm_count, cudaStream_t stream) {
-  static_assert(sizeof(Bits) <= 4, "8-byte elements take the warp path");
-  switch (group_size(n)) {
-    case 2: return launch_topk_rows_list<Bits, 2>(x, rows, n, k, codec, values, indices, sm_count, stream);
-    case 4: return launch_topk_rows_list<Bits, 4>(x, rows, n, k, codec, values, indices, sm_count, stream);
-    case 8: return launch_topk_rows_list<Bits, 8>(x, rows, n, k, codec, values, indices, sm_count, stream);
-    case 16: return launch_topk_rows_list<Bits, 16>(x, rows, n, k, codec, values, indices, sm_count, stream);
-    default: return launch_topk_rows_list<Bits, 32>(x, rows, n, k, codec, values, indices, sm_count, stream);
-  }
+  static_assert(sizeof(Bits) <= 4, "8-byte elements take the warp path (warp_rows.cuh)");
+  with_group_size(n, [&](auto group) {
+    launch_topk_rows_list<Bits, decltype(group)::value>(x, rows, n, k, codec, values, indices, sm_count, stream);
+  });
 }
 
 }  // namespace short_rows
