@@ -137,9 +137,9 @@ class CMakeBuild(build_ext):
         build_dir = Path(os.environ.get("GPUPRIM_BUILD_DIR", ROOT / "build" / "cmake"))
         build_dir.mkdir(parents=True, exist_ok=True)
         with_cuda, require_cuda, arch_list = _cuda_choice()
-        # Editable installs run from the checkout against this venv's torch; wheels are installed next to
-        # some torch in site-packages, found through $ORIGIN.
-        relocatable = not getattr(self, "editable_mode", False) and not self.inplace
+        # Wheels are installed next to some torch in site-packages, found through $ORIGIN; other builds
+        # (editable installs, `setup.py build_ext`) run from the checkout against this environment's torch.
+        relocatable = "bdist_wheel" in self.distribution.commands or os.environ.get("GPUPRIM_RELOCATABLE") == "1"
         configure = [
             _tool("cmake"), "-S", str(ROOT), "-B", str(build_dir), "-G", "Ninja",
             f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
@@ -158,14 +158,13 @@ class CMakeBuild(build_ext):
         if os.environ.get("MAX_JOBS"):
             build += ["--parallel", os.environ["MAX_JOBS"]]
         subprocess.run(build, check=True)
+        # Into the wheel's tree, and next to the sources, which `import gpuprim` loads in a checkout (editable
+        # installs, PYTHONPATH=torch_ops, scripts/gpu_runner.sh's `setup.py build_ext`).
         library = Path(self.get_ext_fullpath(ext.name))
-        library.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(build_dir / "libgpuprim.so", library)
         info = json.loads((build_dir / "gpuprim_build.json").read_text())
-        targets = {library.parent, PACKAGE_DIR / "lib"} if self.inplace or getattr(self, "editable_mode", False) \
-            else {library.parent}
-        for target in targets:
+        for target in {library.parent, PACKAGE_DIR / "lib"}:
             target.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(build_dir / "libgpuprim.so", target / "libgpuprim.so")
             (target / "gpuprim_build.json").write_text(json.dumps(info) + "\n")
 
 
