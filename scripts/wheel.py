@@ -99,6 +99,7 @@ def try_wheel(wheel: Path, env_dir: Path) -> None:
     numpy), then the wheel, and the quickstart run from a folder outside the checkout (so that `import gpuprim`
     can only find the installed wheel)."""
     info = check(wheel)
+    wheel, env_dir = wheel.resolve(), env_dir.resolve()  # the quickstart runs from another folder
     if env_dir.exists():
         shutil.rmtree(env_dir)
     venv.create(env_dir, with_pip=True)
