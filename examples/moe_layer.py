@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+from typing import Optional
 
 import torch
 from torch import nn
@@ -26,7 +27,7 @@ import gpuprim
 class MoEBlock(nn.Module):
     """x + MoE(LayerNorm(x)); E experts, each a two-layer GELU MLP, top-k routing with a capacity."""
 
-    def __init__(self, hidden: int, ffn: int, experts: int, k: int, capacity_factor: float, pad_to: int):
+    def __init__(self, hidden: int, ffn: int, experts: int, k: int, capacity_factor: Optional[float], pad_to: int):
         super().__init__()
         self.experts, self.k, self.capacity_factor, self.pad_to = experts, k, capacity_factor, pad_to
         self.norm = nn.LayerNorm(hidden)
@@ -34,15 +35,25 @@ class MoEBlock(nn.Module):
         self.w1 = nn.Parameter(torch.randn(experts, hidden, ffn) / math.sqrt(hidden))
         self.w2 = nn.Parameter(torch.randn(experts, ffn, hidden) / math.sqrt(ffn))
 
-    def capacity(self, tokens: int) -> int:
+    def capacity(self, tokens: int) -> Optional[int]:
+        """Pairs kept per expert; None (capacity_factor None): no limit, so nothing depends on the token count."""
+        if self.capacity_factor is None:
+            return None
         return math.ceil(self.capacity_factor * tokens * self.k / self.experts)
 
-    def forward(self, x: torch.Tensor, use_grouped_mm: bool) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, use_grouped_mm: bool = False, sync_free: bool = False) -> torch.Tensor:
         h = self.norm(x)
         logits = self.router(h)
         routing = gpuprim.moe_route(logits, self.k, capacity=self.capacity(x.size(0)), pad_to=self.pad_to)
         permuted = gpuprim.moe_permute(h, routing)  # [R, H], expert by expert, padding rows zero
-        if use_grouped_mm:
+        if sync_free and not use_grouped_mm:
+            # No host read (torch.export, CUDA graphs): each row takes its expert's weights, found from the
+            # offsets on the device. Memory R*H*F: for small layers (examples/export_aoti.py).
+            rows = torch.arange(permuted.size(0), device=x.device)
+            expert = torch.searchsorted(routing.offsets[1:], rows, right=True).clamp(max=self.experts - 1)
+            hidden = torch.nn.functional.gelu(torch.bmm(permuted.unsqueeze(1), self.w1[expert]))
+            expert_out = torch.bmm(hidden, self.w2[expert]).squeeze(1)
+        elif use_grouped_mm:
             ends = routing.offsets[1:].to(torch.int32)  # each expert's block ends here (no host sync)
             hidden = torch.nn.functional.gelu(torch._grouped_mm(permuted, self.w1, offs=ends))
             expert_out = torch._grouped_mm(hidden, self.w2, offs=ends)
@@ -68,7 +79,8 @@ def reference_forward(block: MoEBlock, x: torch.Tensor) -> torch.Tensor:
     flat_expert = top.reshape(-1)  # (token, choice) pairs in token order
     one_hot = torch.nn.functional.one_hot(flat_expert, block.experts)
     position = (one_hot.cumsum(0) * one_hot).sum(-1) - 1  # rank of each pair inside its expert
-    keep = position < block.capacity(tokens)
+    capacity = block.capacity(tokens)
+    keep = position < (capacity if capacity is not None else tokens * block.k)
     flat_token = torch.arange(tokens, device=x.device).repeat_interleave(block.k)
     flat_gate = gates.reshape(-1).to(x.dtype)
     out = torch.zeros_like(h)

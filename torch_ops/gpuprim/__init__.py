@@ -4,22 +4,11 @@
 ``torch.ops.gpuprim.<op>`` (CPU, CUDA, Meta and Autograd kernels), and exports typed wrappers
 with torch-like signatures. See README.md for the op table and DESIGN.md for the layout.
 """
-from pathlib import Path as _Path
+from gpuprim._library import build_info
+from gpuprim._library import load as _load_library
+from gpuprim._version import __version__ as __version__
 
-import torch as _torch
-
-
-def _load_library() -> None:
-    library = _Path(__file__).resolve().parent / "lib" / "libgpuprim.so"
-    if not library.exists():
-        raise ImportError(
-            f"gpuprim: compiled library not found at {library}; build it with "
-            "`pip install --no-build-isolation -e .` (or `make build`)"
-        )
-    _torch.ops.load_library(str(library))
-
-
-_load_library()
+_load_library()  # checks the build against this torch first: a mismatch is an ImportError saying what to do
 
 from gpuprim import nn  # noqa: E402
 from gpuprim._determinism import deterministic, is_deterministic, set_deterministic  # noqa: E402
@@ -52,11 +41,10 @@ from gpuprim.sum import mean, sum  # noqa: E402,A004
 from gpuprim.topk import topk  # noqa: E402
 from gpuprim.topk_gating import topk_gating  # noqa: E402
 
-__version__ = "0.1.0"
-
 __all__ = [
     "argsort",
     "bincount",
+    "build_info",
     "check_errors",
     "compact",
     "cumsum",
