@@ -11,6 +11,7 @@ namespace gpuprim {
 namespace {
 
 std::tuple<at::Tensor, at::Tensor> sort_cuda(const at::Tensor& x, int64_t dim, bool descending) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   const c10::cuda::CUDAGuard guard(x.device());
   return sort_along_dim(x, dim, [descending](const at::Tensor& input, at::Tensor& values, at::Tensor& indices,
                                              int64_t rows, int64_t n) {

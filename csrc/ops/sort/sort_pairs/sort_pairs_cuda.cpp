@@ -14,6 +14,7 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor> sort_pairs_cuda(const at::Tensor& keys, const at::Tensor& values, bool descending,
                                                    std::optional<int64_t> end_bit) {
+  check_input_errors(keys.device());  // what earlier calls' kernels found (no sync)
   sort_pairs_check(keys, values, end_bit);
   const c10::cuda::CUDAGuard guard(keys.device());
   const auto key_type = keys.scalar_type();

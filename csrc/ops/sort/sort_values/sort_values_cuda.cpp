@@ -22,6 +22,7 @@ bool keys_only(at::ScalarType type, int64_t n) {
 }
 
 at::Tensor sort_values_cuda(const at::Tensor& x, int64_t dim, bool descending) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   dim = sort_check(x, dim, "sort_values");
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
   if (n < 2 || x.numel() != n || !keys_only(x.scalar_type(), n)) {

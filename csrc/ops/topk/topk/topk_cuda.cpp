@@ -13,6 +13,7 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor> topk_cuda(const at::Tensor& x, int64_t k, int64_t dim, bool largest,
                                              bool /*sorted*/) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   const c10::cuda::CUDAGuard guard(x.device());
   return topk_along_dim(x, k, dim, largest,
                         [](const at::Tensor& input, at::Tensor& values, at::Tensor& indices, int64_t rows, int64_t n,

@@ -13,6 +13,7 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor> topk_gating_cuda(const at::Tensor& logits, int64_t k, c10::string_view score,
                                                     bool renormalize) {
+  check_input_errors(logits.device());  // what earlier calls' kernels found (no sync)
   const gating::Score kind = topk_gating_check(logits, k, score);
   const c10::cuda::CUDAGuard guard(logits.device());
   const int64_t tokens = logits.size(0), experts = logits.size(1);
@@ -35,6 +36,7 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_cuda(const at::Tensor& logits, in
 
 at::Tensor topk_gating_backward_cuda(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
                                      const at::Tensor& expert_ids, c10::string_view score, bool renormalize) {
+  check_input_errors(logits.device());
   topk_gating_backward_check(grad_gates, logits, gates, expert_ids, score);
   const c10::cuda::CUDAGuard guard(logits.device());
   const at::Tensor input = logits.contiguous();
