@@ -13,6 +13,7 @@ namespace {
 std::tuple<at::Tensor, at::Tensor> bincount_cuda(const at::Tensor& x, int64_t num_bins,
                                                  const std::optional<at::Tensor>& weights,
                                                  std::optional<bool> deterministic) {
+  check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   const auto count_type = bincount_check(x, num_bins, weights);
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();
