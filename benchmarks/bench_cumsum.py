@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Sequence
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 
 OP = "cumsum"

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import gpuprim
 import torch
 
+import gpuprim
 import timing
 
 OP = "moe"

@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
 
 
 def run(tree: Path, op: str, out: Path, cub_bin: str, timeout: int) -> bool:

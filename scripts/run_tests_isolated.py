@@ -34,7 +34,8 @@ COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
 CRASH_SITE = re.compile(r'File "[^"]*/tests/(test_\w+\.py)", line \d+ in (test_\w+)')
 # compute-sanitizer's last line for a process: "ERROR SUMMARY: 3 errors"; racecheck's may be
 # "RACECHECK SUMMARY: N hazards displayed (N errors, N warnings)" instead.
-SANITIZER_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?")
+SANITIZER_SUMMARY = re.compile(
+    r"ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?")
 SANITIZER_OPTIONS = {
     # Leaks are PyTorch's caching allocator holding memory by design; API errors are reported (a CUDA call
     # that failed), as they would be a bug in gpuprim's host code too.

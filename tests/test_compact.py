@@ -8,9 +8,16 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
-                       check_no_sync_and_graph_capture, opcheck_sample_ok, run_opcheck)
-from samples import FLOAT_DTYPES, INT_DTYPES, ids, value_samples
+from op_checks import (
+    assert_bitwise_equal,
+    assert_deterministic,
+    check_compiled_backward,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    opcheck_sample_ok,
+    run_opcheck,
+)
+from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
 MASKS = ("random", "all", "none", "alternating", "first_last")

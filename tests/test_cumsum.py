@@ -3,8 +3,14 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_deterministic, check_compiled_backward, check_compiles, check_no_sync_and_graph_capture,
-                       opcheck_sample_ok, run_opcheck)
+from op_checks import (
+    assert_deterministic,
+    check_compiled_backward,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    opcheck_sample_ok,
+    run_opcheck,
+)
 from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
@@ -110,7 +116,8 @@ def test_gradcheck(device, exclusive, reverse):
     x = torch.randn(5, 9, dtype=torch.float64, device=device, requires_grad=True)
     for dim in (0, 1, -1):
         assert torch.autograd.gradcheck(lambda t: gpuprim.cumsum(t, dim, exclusive=exclusive, reverse=reverse), (x,))
-        assert torch.autograd.gradgradcheck(lambda t: gpuprim.cumsum(t, dim, exclusive=exclusive, reverse=reverse), (x,))
+        assert torch.autograd.gradgradcheck(lambda t: gpuprim.cumsum(t, dim, exclusive=exclusive, reverse=reverse),
+                                            (x,))
 
 
 def test_grad_matches_torch(device):
@@ -149,7 +156,8 @@ def test_bad_arguments(device):
     x = torch.randn(3, 4, device=device)
     with pytest.raises(IndexError, match=r"gpuprim.cumsum: dim must be in \[-2, 1\], got 2"):
         gpuprim.cumsum(x, 2)
-    with pytest.raises(TypeError, match="gpuprim.cumsum: x must be a floating-point, integer or bool tensor, got Complex"):
+    with pytest.raises(TypeError,
+                       match="gpuprim.cumsum: x must be a floating-point, integer or bool tensor, got Complex"):
         gpuprim.cumsum(torch.zeros(3, dtype=torch.complex64, device=device))
 
 

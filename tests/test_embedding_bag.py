@@ -64,10 +64,14 @@ def _inputs(case, last, index_dtype, device, dtype=torch.float64, psw=False, see
             to(weights))
 
 
-def _grads(fn, weight, psw, grad_out_seed=7, round_grad_to=None):
+def _grads(fn, weight, psw, grad_out_seed=7, round_grad_to=None, report=None):
+    """report: the bad-input report (a regex) the CUDA forward leaves, consumed before the backward runs."""
     w = weight.detach().clone().requires_grad_()
     p = None if psw is None else psw.detach().clone().requires_grad_()
     out = fn(w, p)
+    if report is not None:
+        with pytest.raises(gpuprim.InputError, match=report):
+            gpuprim.check_errors()
     g = torch.Generator().manual_seed(grad_out_seed)
     # A non-contiguous grad_output (a transposed view).
     grad_out = torch.randn(out.shape[1], out.shape[0], generator=g, dtype=torch.float64)
@@ -267,7 +271,8 @@ def test_bad_data_raises_on_cpu():
                            rf"dimension 0 of size {NUM_EMBEDDINGS}"):
             gpuprim.embedding_bag(weight, bad, offsets)
     for wild, message in (([3, 4, 10], r"offsets\[0\] = 3 must be 0"),
-                          ([0, 5, 3], r"offsets\[2\] = 3 is less than offsets\[1\] = 5 \(offsets must be non-decreasing"),
+                          ([0, 5, 3], r"offsets\[2\] = 3 is less than offsets\[1\] = 5 \(offsets must be "
+                                      r"non-decreasing"),
                           ([0, 5, idx.numel() + 1], rf"offsets\[2\] = {idx.numel() + 1} is past the end: greater than "
                                                     rf"{idx.numel()}")):
         with pytest.raises(ValueError, match=message):
@@ -284,7 +289,8 @@ def test_bad_data_on_cuda_is_memory_safe():
     bad = idx.clone()
     bad[[1, 7, 12]] = torch.tensor([NUM_EMBEDDINGS, -5, 10**12], device=device)
     for mode in MODES:
-        out, gw, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, bad, offsets, mode), weight, None)
+        out, gw, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, bad, offsets, mode), weight, None,
+                            report=rf"indices\[1\] = {NUM_EMBEDDINGS} is out of range")
         # Reference: the same bags with the bad entries replaced by an appended all-padding row.
         padded = torch.cat([weight.cpu(), torch.zeros(1, DIM, dtype=weight.dtype)])
         ref_idx = torch.where((bad.cpu() < 0) | (bad.cpu() >= NUM_EMBEDDINGS), NUM_EMBEDDINGS, bad.cpu())
@@ -292,8 +298,6 @@ def test_bad_data_on_cuda_is_memory_safe():
                      padded, None)
         torch.testing.assert_close(out.cpu(), ref[0])
         torch.testing.assert_close(gw.cpu(), ref[1][:NUM_EMBEDDINGS])
-        with pytest.raises(gpuprim.InputError, match=r"gpuprim.embedding_bag: indices\[1\] = "):
-            gpuprim.check_errors()  # the lowest bad position was recorded, and reported once
     wild = torch.tensor([3, -4, 100, 2, 40], device=device)  # clamped into [0, 30]; decreasing pairs are empty
     out = gpuprim.embedding_bag(weight, idx, wild, "sum")
     assert out.shape == (5, DIM) and bool(torch.isfinite(out).all())
@@ -483,16 +487,18 @@ def test_cuda_dense_gradient_writes_every_row(mode, dtype):
         assert (gw.cpu()[ref == 0] == 0).all()
         tol = 2e-2 if dtype == torch.bfloat16 else 1e-4
         torch.testing.assert_close(gw.cpu().double(), ref, rtol=tol, atol=tol * (ref.abs().max().item() + 1))
-    # Positions before the first offset lie in no bag (bad offsets, accepted outside validate mode): rows named
-    # only there get no gradient and must still be written (zeros); row 11 is named there and in bags too.
+    # Positions before the first offset lie in no bag (bad offsets: reported, and memory-safe): rows named only
+    # there get no gradient and must still be written (zeros); row 11 is named there and in bags too.
     unbagged = idx.clone()
     unbagged[:5] = torch.tensor([11, n_rows - 10, n_rows - 9, n_rows - 8, n_rows - 7])
     shifted = offsets.clone()
     shifted[0] = 5
     poison = [torch.full((n_rows, dim), float("nan"), device="cuda", dtype=dtype) for _ in range(4)]
     del poison
-    _, gw, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, unbagged.cuda(), shifted.cuda(), mode), cu[0], None)
-    _, expected, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, unbagged, shifted, mode), weight, None)
+    _, gw, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, unbagged.cuda(), shifted.cuda(), mode), cu[0], None,
+                      report=r"offsets\[0\] = 5 must be 0")
+    # The same bags without the positions that lie in none (the CPU raises on the bad offsets themselves).
+    _, expected, _ = _grads(lambda w, p: gpuprim.embedding_bag(w, unbagged[5:], shifted - 5, mode), weight, None)
     assert not gw.isnan().any()
     assert (gw.cpu()[n_rows - 10:n_rows - 6] == 0).all()
     torch.testing.assert_close(gw.cpu(), expected, rtol=tol, atol=tol * (expected.abs().max().item() + 1))

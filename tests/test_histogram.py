@@ -60,7 +60,8 @@ def test_cuda_matches_cpu():
 def test_opcheck(device):
     x = torch.randn(2000, device=device)
     run_opcheck(torch.ops.gpuprim.histogram.default, (x, 16, -1.0, 1.0), {})
-    run_opcheck(torch.ops.gpuprim.histogram.default, (x.reshape(40, 50), 16, -1.0, 1.0, torch.rand(40, 50, device=device)),
+    run_opcheck(torch.ops.gpuprim.histogram.default,
+                (x.reshape(40, 50), 16, -1.0, 1.0, torch.rand(40, 50, device=device)),
                 {"deterministic": True})
 
 

@@ -2,11 +2,11 @@
 many as the mask has set (the op syncs for that); its fake kernel gives torch.compile a data-dependent size."""
 import pytest
 import torch
+from test_compact import MASKS, bits, make_mask
 
 import gpuprim
 from op_checks import assert_bitwise_equal, check_compiles, opcheck_sample_ok, run_opcheck
 from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
-from test_compact import MASKS, bits, make_mask
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
 

@@ -15,8 +15,14 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
-                       check_no_sync_and_graph_capture, run_opcheck)
+from op_checks import (
+    assert_bitwise_equal,
+    assert_deterministic,
+    check_compiled_backward,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    run_opcheck,
+)
 
 HAS_TOPK_GATING = hasattr(torch.ops.gpuprim, "topk_gating")
 needs_topk_gating = pytest.mark.skipif(not HAS_TOPK_GATING, reason="torch.ops.gpuprim.topk_gating not built yet")

@@ -7,8 +7,14 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiles, check_no_sync_and_graph_capture,
-                       opcheck_sample_ok, run_opcheck)
+from op_checks import (
+    assert_bitwise_equal,
+    assert_deterministic,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    opcheck_sample_ok,
+    run_opcheck,
+)
 from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)

@@ -6,11 +6,11 @@ path (everything else) are both covered.
 """
 import pytest
 import torch
+from test_sort import reference_sort
 
 import gpuprim
 from op_checks import assert_bitwise_equal, check_compiles, check_no_sync_and_graph_capture, run_opcheck
 from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
-from test_sort import reference_sort
 
 VALUE_DTYPES = (torch.int32, torch.int64, torch.float32, torch.float64, torch.int16, torch.bfloat16, torch.uint8)
 

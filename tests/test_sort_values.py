@@ -5,12 +5,19 @@ stable sort's order). One int32 / int64 row takes CUDA's keys-only radix sort; t
 """
 import pytest
 import torch
+from test_sort import dims_of, reference_sort  # the stable reference (float64 / int64 sort, x's own bits)
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
-                       check_no_sync_and_graph_capture, opcheck_sample_ok, run_opcheck)
+from op_checks import (
+    assert_bitwise_equal,
+    assert_deterministic,
+    check_compiled_backward,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    opcheck_sample_ok,
+    run_opcheck,
+)
 from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
-from test_sort import dims_of, reference_sort  # the stable reference (float64 / int64 sort, x's own bits)
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
 

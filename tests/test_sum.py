@@ -7,8 +7,15 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
-                       check_no_sync_and_graph_capture, opcheck_sample_ok, run_opcheck)
+from op_checks import (
+    assert_bitwise_equal,
+    assert_deterministic,
+    check_compiled_backward,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    opcheck_sample_ok,
+    run_opcheck,
+)
 from samples import FLOAT_DTYPES, value_samples
 
 HAS_CUDA = torch.cuda.is_available()

@@ -8,8 +8,14 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import (assert_bitwise_equal, assert_deterministic, check_compiled_backward, check_compiles,
-                       check_no_sync_and_graph_capture, run_opcheck)
+from op_checks import (
+    assert_bitwise_equal,
+    assert_deterministic,
+    check_compiled_backward,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    run_opcheck,
+)
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 

@@ -2,7 +2,6 @@
 in final order with the prim row sort (test_topk.py holds the other paths and the reference)."""
 import pytest
 import torch
-
 from test_topk import _cuda_vs_cpu, _random
 
 

@@ -8,7 +8,7 @@ record in host-mapped memory; the next gpuprim call on that device reads it (no 
 from __future__ import annotations
 
 import functools
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import torch
 
@@ -42,7 +42,7 @@ def reports_input_errors(fn: F) -> F:
     """Decorator for the op wrappers: an IndexError that reports data recorded on the GPU becomes InputError."""
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except IndexError as error:

@@ -63,8 +63,8 @@ def moe_route_metadata(expert_ids: Tensor, gates: Tensor, num_experts: int, capa
     """(counts, offsets, slots, token_ids, num_dropped) of :func:`moe_route` from given top-k choices.
 
     expert_ids: int64/int32 [T, k]; gates: floating [T, k], read (as fp32) only for ``drop="score"`` with a
-    capacity. Ids outside [0, num_experts) raise IndexError on the CPU; on CUDA they are
-    dropped (counted in num_dropped), and validate mode (:func:`gpuprim.set_validate`) raises instead. Not differentiable.
+    capacity. Ids outside [0, num_experts) raise IndexError on the CPU; on CUDA they are dropped (counted in
+    num_dropped), and validate mode (:func:`gpuprim.set_validate`) raises instead. Not differentiable.
     """
     if is_validating():
         check_range("moe_route_metadata", "expert_ids", expert_ids, 0, num_experts,
