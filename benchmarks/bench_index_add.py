@@ -15,6 +15,7 @@ from typing import Callable, Dict, List, Optional
 
 import torch
 
+import gpuprim  # noqa: F401  (loads the library: torch.ops.gpuprim.index_add)
 import timing
 
 OP = "index_add"

@@ -11,7 +11,7 @@ namespace gpuprim {
 namespace {
 
 at::Tensor moe_permute_cuda(const at::Tensor& hidden, const at::Tensor& token_ids, const at::Tensor& slots) {
-  check_input_errors(hidden.device());  // what earlier calls' kernels found (no sync)
+  const InputErrorScope errors(hidden.device(), InputOp::kMoePermute);
   moe_permute_check(hidden, token_ids, slots);
   const c10::cuda::CUDAGuard guard(hidden.device());
   const at::Tensor input = hidden.contiguous();
@@ -19,7 +19,9 @@ at::Tensor moe_permute_cuda(const at::Tensor& hidden, const at::Tensor& token_id
   at::Tensor out = at::empty({ids.size(0), input.size(1)}, input.options());
   if (out.numel() == 0) return out;
   moe_permute_cuda_launch(input.const_data_ptr(), input.size(0), input.size(1) * input.element_size(),
-                          ids.const_data_ptr<int64_t>(), ids.size(0), out.mutable_data_ptr(), current_stream());
+                          ids.const_data_ptr<int64_t>(), ids.size(0),
+                          errors.check(InputArg::kTokenIds, InputRule::kOutOfRange, input.size(0)),
+                          out.mutable_data_ptr(), current_stream());
   return out;
 }
 

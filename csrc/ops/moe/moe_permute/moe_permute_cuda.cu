@@ -19,13 +19,15 @@ constexpr int kUnroll = 4;
 template <typename Word>
 __global__ void __launch_bounds__(kBlockThreads)
     gather_rows_kernel(const Word* __restrict__ hidden, int64_t tokens, int64_t words,
-                       const int64_t* __restrict__ token_ids, int64_t rows, Word* __restrict__ out) {
+                       const int64_t* __restrict__ token_ids, int64_t rows, InputCheck check,
+                       Word* __restrict__ out) {
   const int lane = threadIdx.x % kWarpSize;
   for (int64_t r = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize; r < rows;
        r += int64_t(gridDim.x) * kWarpsPerBlock) {
     const int64_t t = token_ids[r];
     Word* dst = out + r * words;
     if (t < 0 || t >= tokens) {  // padding row (-1), or a bad id: zeros, nothing read
+      if (t != -1 && lane == 0) record_input_error(check, r, t);
       for (int64_t c = lane; c < words; c += kWarpSize) dst[c] = Word{};
       continue;
     }
@@ -43,10 +45,10 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 template <typename Word>
-void gather(const void* hidden, int64_t tokens, int64_t row_bytes, const int64_t* token_ids, int64_t rows, void* out,
-            cudaStream_t stream) {
+void gather(const void* hidden, int64_t tokens, int64_t row_bytes, const int64_t* token_ids, int64_t rows,
+            const InputCheck& check, void* out, cudaStream_t stream) {
   gather_rows_kernel<Word><<<moe::warp_grid(rows), kBlockThreads, 0, stream>>>(
-      static_cast<const Word*>(hidden), tokens, row_bytes / int64_t(sizeof(Word)), token_ids, rows,
+      static_cast<const Word*>(hidden), tokens, row_bytes / int64_t(sizeof(Word)), token_ids, rows, check,
       static_cast<Word*>(out));
   GPUPRIM_LAUNCH_CHECK();
 }
@@ -54,15 +56,15 @@ void gather(const void* hidden, int64_t tokens, int64_t row_bytes, const int64_t
 }  // namespace
 
 void moe_permute_cuda_launch(const void* hidden, int64_t tokens, int64_t row_bytes, const int64_t* token_ids,
-                             int64_t rows, void* out, cudaStream_t stream) {
+                             int64_t rows, const InputCheck& token_ids_check, void* out, cudaStream_t stream) {
   if (rows == 0 || row_bytes == 0) return;
   const uintptr_t alignment = reinterpret_cast<uintptr_t>(hidden) | reinterpret_cast<uintptr_t>(out) |
                               static_cast<uintptr_t>(row_bytes);
-  if (alignment % 16 == 0) return gather<uint4>(hidden, tokens, row_bytes, token_ids, rows, out, stream);
-  if (alignment % 8 == 0) return gather<uint2>(hidden, tokens, row_bytes, token_ids, rows, out, stream);
-  if (alignment % 4 == 0) return gather<uint32_t>(hidden, tokens, row_bytes, token_ids, rows, out, stream);
-  if (alignment % 2 == 0) return gather<uint16_t>(hidden, tokens, row_bytes, token_ids, rows, out, stream);
-  gather<uint8_t>(hidden, tokens, row_bytes, token_ids, rows, out, stream);
+  if (alignment % 16 == 0) return gather<uint4>(hidden, tokens, row_bytes, token_ids, rows, token_ids_check, out, stream);
+  if (alignment % 8 == 0) return gather<uint2>(hidden, tokens, row_bytes, token_ids, rows, token_ids_check, out, stream);
+  if (alignment % 4 == 0) return gather<uint32_t>(hidden, tokens, row_bytes, token_ids, rows, token_ids_check, out, stream);
+  if (alignment % 2 == 0) return gather<uint16_t>(hidden, tokens, row_bytes, token_ids, rows, token_ids_check, out, stream);
+  gather<uint8_t>(hidden, tokens, row_bytes, token_ids, rows, token_ids_check, out, stream);
 }
 
 }  // namespace gpuprim

@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include "prim/util/input_error.cuh"
+
 struct CUstream_st;
 typedef struct CUstream_st* cudaStream_t;
 
@@ -9,7 +11,8 @@ namespace gpuprim {
 
 // out[r] = hidden[token_ids[r]] (row_bytes bytes per row), zero where token_ids[r] is outside [0, tokens).
 // hidden: [tokens, row_bytes]; out: [rows, row_bytes]; token_ids int64 [rows]. A dtype-free row copy.
+// A token id outside [-1, tokens) gives a zero row and is recorded in token_ids_check.
 void moe_permute_cuda_launch(const void* hidden, int64_t tokens, int64_t row_bytes, const int64_t* token_ids,
-                             int64_t rows, void* out, cudaStream_t stream);
+                             int64_t rows, const InputCheck& token_ids_check, void* out, cudaStream_t stream);
 
 }  // namespace gpuprim

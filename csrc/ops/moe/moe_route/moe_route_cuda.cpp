@@ -14,7 +14,7 @@ namespace {
 
 MoeRouteMetadata moe_route_metadata_cuda(const at::Tensor& expert_ids, const at::Tensor& gates, int64_t num_experts,
                                          std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
-  check_input_errors(expert_ids.device());  // what earlier calls' kernels found (no sync)
+  const InputErrorScope errors(expert_ids.device(), InputOp::kMoeRouteMetadata);
   const MoeRouteArgs args = moe_route_metadata_check(expert_ids, gates, num_experts, capacity, pad_to, drop);
   GPUPRIM_CHECK_ARG(expert_ids.numel() < std::numeric_limits<int32_t>::max(), "moe_route_metadata", "expert_ids",
                     "of fewer than 2^31 - 1 elements on CUDA", expert_ids.numel());
@@ -25,7 +25,9 @@ MoeRouteMetadata moe_route_metadata_cuda(const at::Tensor& expert_ids, const at:
   const bool by_score = args.drop == MoeDrop::kScore && args.capacity >= 0;
   const at::Tensor g = by_score ? moe_contiguous_as(gates, at::kFloat) : at::Tensor();
   const MoeRouteShape shape{expert_ids.size(0), expert_ids.size(1), num_experts, args.capacity, pad_to,
-                            token_ids.size(0), args.drop};
+                            token_ids.size(0), args.drop,
+                            errors.check(InputArg::kExpertIds, InputRule::kOutOfIdRange, num_experts, 0,
+                                         /*flattened=*/true)};
   TorchWorkspace workspace(expert_ids.device());
   moe_route_metadata_cuda_launch(ids.const_data_ptr<int64_t>(), by_score ? g.const_data_ptr<float>() : nullptr,
                                  shape, counts.mutable_data_ptr<int64_t>(), offsets.mutable_data_ptr<int64_t>(),

@@ -24,7 +24,7 @@
 namespace gpuprim {
 namespace {
 
-using moe::expert_key;
+using moe::checked_expert_key;
 using moe::kMaxFastExperts;
 using moe::round_up;
 using moe::route_fast;
@@ -51,19 +51,21 @@ __device__ __forceinline__ int64_t lower_bound(const Key* keys, int64_t n, Key v
 }
 
 __global__ void __launch_bounds__(kThreads) position_keys_kernel(const int64_t* __restrict__ ids, int n,
-                                                                 int64_t experts, uint32_t* __restrict__ keys,
+                                                                 int64_t experts, InputCheck check,
+                                                                 uint32_t* __restrict__ keys,
                                                                  int* __restrict__ flat) {
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
-    keys[i] = expert_key(ids[i], experts);
+    keys[i] = checked_expert_key(ids[i], experts, i, &check);
     flat[i] = int(i);
   }
 }
 
 __global__ void __launch_bounds__(kThreads) score_keys_kernel(const int64_t* __restrict__ ids,
                                                               const float* __restrict__ gates, int n, int64_t experts,
-                                                              uint64_t* __restrict__ keys, int* __restrict__ flat) {
+                                                              InputCheck check, uint64_t* __restrict__ keys,
+                                                              int* __restrict__ flat) {
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
-    keys[i] = (uint64_t(expert_key(ids[i], experts)) << 32) | moe_score_key(gates[i]);
+    keys[i] = (uint64_t(checked_expert_key(ids[i], experts, i, &check)) << 32) | moe_score_key(gates[i]);
     flat[i] = int(i);
   }
 }
@@ -174,7 +176,8 @@ void moe_route_metadata_cuda_launch(const int64_t* expert_ids, const float* gate
   if (by_score) {
     uint64_t* score_keys[2] = {static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t) * items)),
                                static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t) * items))};
-    score_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(expert_ids, gates, n, experts, score_keys[0], flat[0]);
+    score_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(expert_ids, gates, n, experts,
+                                                                shape.expert_ids_check, score_keys[0], flat[0]);
     GPUPRIM_LAUNCH_CHECK();
     const int sorted = radix_sort::sort_pairs<uint64_t, int>(score_keys, flat, n, 32 + expert_bits, workspace, stream);
     keep_by_score_kernel<<<blocks_for(n), kThreads, 0, stream>>>(score_keys[sorted], flat[sorted], n, experts,
@@ -193,8 +196,8 @@ void moe_route_metadata_cuda_launch(const int64_t* expert_ids, const float* gate
   if (n > 0) {
     // The flat indices 0..n-1 as the sort's values (the score sort above reordered flat[0]); with drop='score'
     // the keys are already in keys[0], and the kernel's keys go to the scratch buffer keys[1].
-    position_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(expert_ids, n, experts, keys[by_score ? 1 : 0],
-                                                                 flat[0]);
+    position_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(expert_ids, n, experts, shape.expert_ids_check,
+                                                                 keys[by_score ? 1 : 0], flat[0]);
     GPUPRIM_LAUNCH_CHECK();
     sorted = radix_sort::sort_pairs<uint32_t, int>(keys, flat, n, expert_bits, workspace, stream);
   }

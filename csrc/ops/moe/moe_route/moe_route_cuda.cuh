@@ -26,6 +26,14 @@ __device__ __forceinline__ uint32_t expert_key(int64_t e, int64_t experts) {
   return (e >= 0 && e < experts) ? uint32_t(e) : uint32_t(experts);
 }
 
+// expert_key of the user's id at flat position `pair`, recording an id outside [0, E) (check == nullptr: not).
+__device__ __forceinline__ uint32_t checked_expert_key(int64_t e, int64_t experts, int64_t pair,
+                                                       const InputCheck* check) {
+  if (e >= 0 && e < experts) return uint32_t(e);
+  if (check != nullptr) record_input_error(*check, pair, e);
+  return uint32_t(experts);
+}
+
 
 // The sort-free path: one launch for a single tile of pairs, else three. ids: int64 expert ids, or uint32 keys
 // (E = dropped). Instantiated for int64_t and uint32_t in moe_route_fast_cuda.cu.

@@ -10,6 +10,7 @@
 //                  token ids go out through shared memory in the chunk's expert order (coalesced row writes).
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/moe/moe_route/moe_route_cuda.cuh"
 #include "prim/util/cub.cuh"
@@ -56,13 +57,18 @@ __device__ __forceinline__ int64_t pair_of(int64_t chunk, int i) {
   return chunk * kChunk + (threadIdx.x / kWarpSize) * kWarpSpan + i * kWarpSize + threadIdx.x % kWarpSize;
 }
 
+// Id = int64_t: the user's ids, recorded when out of range if `check` is given; uint32_t: keys (E = dropped).
 template <typename Id>
 __device__ __forceinline__ void load_keys(const Id* __restrict__ ids, int64_t n, int64_t chunk, int64_t experts,
-                                          uint32_t (&keys)[kItems]) {
+                                          uint32_t (&keys)[kItems], const InputCheck* check = nullptr) {
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     const int64_t pair = pair_of(chunk, i);
-    keys[i] = pair < n ? expert_key(int64_t(ids[pair]), experts) : kNoPair;
+    if constexpr (std::is_same_v<Id, int64_t>) {
+      keys[i] = pair < n ? checked_expert_key(ids[pair], experts, pair, check) : kNoPair;
+    } else {
+      keys[i] = pair < n ? expert_key(int64_t(ids[pair]), experts) : kNoPair;
+    }
   }
 }
 
@@ -143,7 +149,7 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
   const int64_t end_chunk = std::min(first_chunk + chunks_per_tile, chunks);
 
   uint32_t keys[kItems];
-  load_keys(ids, n, first_chunk, experts, keys);  // in flight while the counts are gathered
+  load_keys(ids, n, first_chunk, experts, keys, &shape.expert_ids_check);  // in flight while counts are gathered
   for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) total[e] = before[e] = 0;
   __syncthreads();
   if (tile_before == nullptr) {
@@ -209,7 +215,7 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
   uint16_t* my_hist = warp_hist + warp * experts;
   const uint32_t k = uint32_t(shape.k);
   for (int64_t chunk = first_chunk; chunk < end_chunk; ++chunk) {
-    if (chunk != first_chunk) load_keys(ids, n, chunk, experts, keys);
+    if (chunk != first_chunk) load_keys(ids, n, chunk, experts, keys, &shape.expert_ids_check);
     for (int64_t i = threadIdx.x; i < kRouteWarps * experts / 2; i += kRouteThreads) {
       reinterpret_cast<uint32_t*>(warp_hist)[i] = 0u;  // kRouteWarps * experts is even
     }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "prim/util/input_error.cuh"
 #include "prim/util/workspace.h"
 
 // cudaStream_t exactly as CUDA's driver_types.h declares it (a CPU-only build has no CUDA headers).
@@ -37,6 +38,7 @@ struct MoeRouteShape {
   int64_t pad_to;
   int64_t rows;      // R, the fixed size of token_ids
   MoeDrop drop;
+  InputCheck expert_ids_check;  // where an id outside [0, E) is recorded (it is routed nowhere)
 };
 
 // expert_ids: int64 [tokens * k]; gates: fp32 [tokens * k] (read only for MoeDrop::kScore with a capacity).

@@ -13,11 +13,13 @@ namespace {
 UnpermuteGrads moe_unpermute_backward_cuda(const at::Tensor& grad, const at::Tensor& expert_out,
                                            const at::Tensor& slots, const std::optional<at::Tensor>& gates,
                                            bool gates_grad) {
-  check_input_errors(expert_out.device());  // what earlier calls' kernels found (no sync)
+  const InputErrorScope errors(expert_out.device(), InputOp::kMoeUnpermuteBackward);
   moe_unpermute_backward_check(grad, expert_out, slots, gates, gates_grad);
   const c10::cuda::CUDAGuard guard(expert_out.device());
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous(), grad_c = grad.contiguous();
-  const MoeUnpermuteShape shape{slots.size(0), slots.size(1), input.size(0), input.size(1)};
+  const MoeUnpermuteShape shape{slots.size(0), slots.size(1), input.size(0), input.size(1),
+                                errors.check(InputArg::kSlots, InputRule::kOutOfRange, input.size(0), 0,
+                                             /*flattened=*/true)};
   // The kernels write every row (zeros where no (token, choice) maps: padding, dropped pairs): no zero fill.
   auto [grad_expert_out, grad_gates] = moe_unpermute_backward_outputs(input, slots, gates_grad);
   const at::Tensor w = moe_gates_in_acc(gates, input);
@@ -34,11 +36,13 @@ UnpermuteGrads moe_unpermute_backward_cuda(const at::Tensor& grad, const at::Ten
 
 at::Tensor moe_unpermute_cuda(const at::Tensor& expert_out, const at::Tensor& slots,
                               const std::optional<at::Tensor>& gates) {
-  check_input_errors(expert_out.device());
+  const InputErrorScope errors(expert_out.device(), InputOp::kMoeUnpermute);
   moe_unpermute_check(expert_out, slots, gates);
   const c10::cuda::CUDAGuard guard(expert_out.device());
   const at::Tensor input = expert_out.contiguous(), slot_t = slots.contiguous();
-  const MoeUnpermuteShape shape{slots.size(0), slots.size(1), input.size(0), input.size(1)};
+  const MoeUnpermuteShape shape{slots.size(0), slots.size(1), input.size(0), input.size(1),
+                                errors.check(InputArg::kSlots, InputRule::kOutOfRange, input.size(0), 0,
+                                             /*flattened=*/true)};
   at::Tensor out = at::empty({shape.tokens, shape.hidden}, input.options());
   if (out.numel() == 0) return out;
   const at::Tensor w = moe_gates_in_acc(gates, input);

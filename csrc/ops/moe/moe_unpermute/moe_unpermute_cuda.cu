@@ -56,6 +56,7 @@ __device__ __forceinline__ void accumulate_rows(const T* __restrict__ expert_out
     for (int u = 0; u < InFlight; ++u) {
       const int64_t s = j0 + u < shape.k ? slots[t * shape.k + j0 + u] : -1;
       valid[u] = s >= 0 && s < shape.rows;  // dropped (or bad) slot: adds nothing
+      if (!valid[u] && s != -1 && column == 0) record_input_error(shape.slots_check, t * shape.k + j0 + u, s);
       if (valid[u]) x[u] = load_once(reinterpret_cast<const Raw*>(expert_out + s * shape.hidden + column));
     }
 #pragma unroll
@@ -127,7 +128,11 @@ __global__ void __launch_bounds__(kBlockThreads) invert_slots_kernel(const int64
   for (int64_t p = int64_t(blockIdx.x) * kBlockThreads + threadIdx.x; p < pairs;
        p += int64_t(gridDim.x) * kBlockThreads) {
     const int64_t s = slots[p];
-    if (s >= 0 && s < shape.rows) atomicMax(pair_of_row + s, (long long)p);
+    if (s >= 0 && s < shape.rows) {
+      atomicMax(pair_of_row + s, (long long)p);
+    } else if (s != -1) {
+      record_input_error(shape.slots_check, p, s);
+    }
     if (grad_gates) grad_gates[p] = Acc(0);
   }
 }

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "prim/util/dtype.h"
+#include "prim/util/input_error.cuh"
 #include "prim/util/workspace.h"
 
 struct CUstream_st;
@@ -13,6 +14,7 @@ namespace gpuprim {
 // tokens x k (token, choice) pairs; expert_out has `rows` rows of `hidden` elements.
 struct MoeUnpermuteShape {
   int64_t tokens, k, rows, hidden;
+  InputCheck slots_check;  // where a slot outside [-1, rows) is recorded (it adds nothing)
 };
 
 // out[t] = sum_{j = 0..k-1} gates[t, j] * expert_out[slots[t, j]], accumulated in Acc (fp32, fp64 for fp64
