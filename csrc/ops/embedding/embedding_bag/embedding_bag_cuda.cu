@@ -45,20 +45,23 @@ __host__ __device__ __forceinline__ bool used(int64_t index, const EmbeddingBagS
 }
 
 // ---------------------------------------------------------------- bad input
-// Records the first rule the offsets break at bag b (prim/util/input_error.cuh): they start at 0, never
-// decrease and end at or before len(indices) (with include_last_offset: at it). bounds are the offsets, then
-// len(indices) appended without include_last_offset. The kernels clamp them either way (segment_bounds).
+// The offsets' rules at bag b: they start at 0, never decrease and end at or before len(indices) (with
+// include_last_offset: at it). bounds are the offsets, then len(indices) appended without include_last_offset.
+// The kernels clamp them either way (segment_bounds). One predicate first: a good call pays a few compares.
 __device__ __forceinline__ void check_bounds(const EmbeddingBagChecks& checks, const int64_t* bounds, int64_t b,
                                              const EmbeddingBagShape& s) {
+  const int64_t a = bounds[b], next = bounds[b + 1];
+  const bool closes = b + 1 < s.bags || checks.include_last_offset;  // bounds[b + 1] is a user offset
+  const bool at_end = b + 1 == s.bags;
+  if (!((b == 0 && a != 0) || (closes ? next < a || (at_end && next != s.nnz) : a > s.nnz))) return;
   const InputCheck& check = checks.offsets;
   const auto report = [&](int64_t position, int64_t value, InputRule rule, int64_t bound) {
     record_input_error(check.record, check.op, check.argument, position, value, rule, bound);
   };
-  const int64_t a = bounds[b], next = bounds[b + 1];
   if (b == 0 && a != 0) report(0, a, InputRule::kNonZeroStart, 0);
-  if (b + 1 < s.bags || checks.include_last_offset) {
+  if (closes) {
     if (next < a) report(b + 1, next, InputRule::kDecreasing, a);
-    if (b + 1 == s.bags && next != s.nnz) report(b + 1, next, InputRule::kNotAtEnd, s.nnz);
+    if (at_end && next != s.nnz) report(b + 1, next, InputRule::kNotAtEnd, s.nnz);
   } else if (a > s.nnz) {
     report(b, a, InputRule::kPastEnd, s.nnz);
   }
@@ -86,14 +89,17 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
     segment_bounds(bounds, b, s.nnz, lo, hi);
     if (lane == 0 && checks.from_offsets && checks.offsets.record != nullptr) check_bounds(checks, bounds, b, s);
     // Used indices of the bag (for mean and bag_size), counted by the bag's lanes (a group-uniform loop).
-    int64_t count = 0;
+    // A bad index is skipped below; this lane's first one is recorded after the loop (no call inside it).
+    int64_t count = 0, bad_p = -1, bad_index = 0;
     for (int64_t p0 = lo; p0 < hi; p0 += group) {
       const int64_t p = p0 + lane;
       const int64_t index = p < hi ? static_cast<int64_t>(indices[p]) : 0;
-      if (index < 0 || index >= s.num_weights) record_input_error(checks.indices, p, index);  // skipped below
-      const bool ok = p < hi && used(index, s);
+      const bool in_range = static_cast<uint64_t>(index) < static_cast<uint64_t>(s.num_weights);
+      if (!in_range && bad_p < 0) bad_p = p, bad_index = index;
+      const bool ok = p < hi && in_range && index != s.padding_idx;
       count += __popc(__ballot_sync(mask, ok) & mask);
     }
+    if (bad_p >= 0) record_input_error(checks.indices, bad_p, bad_index);
     if (lane == 0) bag_size[b] = count;
     for (int64_t col = int64_t(lane) * Vec; col < s.dim; col += int64_t(group) * Vec) {
       Acc acc[Vec];
