@@ -1,0 +1,109 @@
+"""gpuprim.distributed.dispatch / combine: multi-process gloo on CPU (2 and 4 ranks spawned here), and a process
+group of size 1 on NCCL (marked gpu) with CUDA-graph capture and sync-debug mode.
+
+Each world size spawns its ranks once; every rank runs all cases of expert_parallel_cases.py and writes what
+failed, so each case is its own test below at the cost of one spawn per world size.
+"""
+import datetime
+import json
+import os
+import tempfile
+import warnings
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from expert_parallel_cases import CASES, CHECKS, Case, make_inputs, run_experts, worker
+
+import gpuprim
+from gpuprim.distributed import combine, dispatch
+from op_checks import check_no_sync_and_graph_capture
+
+
+def spawn_world(world: int, backend: str = "gloo") -> list:
+    with tempfile.TemporaryDirectory() as out_dir:
+        init_file = os.path.join(out_dir, "init")
+        mp.spawn(worker, args=(world, init_file, out_dir, backend), nprocs=world, join=True)
+        results = []
+        for rank in range(world):
+            with open(os.path.join(out_dir, f"rank{rank}.json")) as f:
+                results.append(json.load(f))
+    return results
+
+
+@pytest.fixture(scope="module", params=[2, 4], ids=lambda w: f"world{w}")
+def gloo_results(request):
+    return spawn_world(request.param)
+
+
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_gloo(gloo_results, name):
+    failures = [f"rank {rank}:\n{result.get(name, 'not run')}" for rank, result in enumerate(gloo_results)
+                if result.get(name, "not run")]
+    assert not failures, "\n".join(failures)
+
+
+# ---------------------------------------------------------------- one GPU, NCCL, process group of size 1
+@pytest.fixture(scope="module")
+def nccl_group():
+    if not torch.cuda.is_available() or not dist.is_nccl_available():
+        pytest.skip("needs a CUDA device and NCCL")
+    with tempfile.TemporaryDirectory() as tmp:
+        torch.cuda.set_device(0)
+        dist.init_process_group("nccl", init_method=f"file://{tmp}/init", rank=0, world_size=1,
+                                timeout=datetime.timedelta(seconds=60))
+        try:
+            yield None
+        finally:
+            dist.destroy_process_group()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_nccl_size1(nccl_group, name):
+    CHECKS[name](0, 1, torch.device("cuda", 0))
+
+
+def _layer(case: Case, device: str):
+    hidden, logits, _, weights = make_inputs(case, 1)
+    h, lg, w = hidden[0].to(device), logits[0].to(device), weights.to(device)
+
+    def step():
+        routing = gpuprim.moe_route(lg, case.k, capacity=case.capacity)
+        x, handle = dispatch(h, routing, num_local_experts=case.local_experts, capacity=case.capacity,
+                             pad_to=case.pad_to)
+        return x, combine(run_experts(x, handle.offsets[1:], w), handle, routing.gates)
+
+    return step
+
+
+@pytest.mark.gpu
+def test_nccl_fixed_capacity_graph_capture_no_sync(nccl_group):
+    # Sync-debug "error" around one call, then CUDA-graph capture and replay, equal to the eager call.
+    check_no_sync_and_graph_capture(_layer(Case([64], k=2, capacity=24, pad_to=8, local_experts=4), "cuda"),
+                                    replays=2)
+
+
+@pytest.mark.gpu
+def test_nccl_dropless_one_sync(nccl_group):
+    step = _layer(Case([64], k=2, pad_to=8, local_experts=4), "cuda")
+    step()  # the first call per group also checks combine's arguments across ranks
+    torch.cuda.synchronize()
+    previous = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode("warn")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            step()
+    finally:
+        torch.cuda.set_sync_debug_mode(previous)
+    syncs = [w for w in caught if "synchroniz" in str(w.message)]
+    assert len(syncs) == 1, [str(w.message) for w in syncs]
+
+
+def test_cases_cover_the_issue():
+    # capacity drops, experts with zero tokens, a rank with zero tokens, uneven T, k = 1 and k = 8
+    assert any(c.capacity is not None and c.peaked for c in CASES.values())
+    assert any(0 in c.tokens for c in CASES.values())
+    assert {1, 8} <= {c.k for c in CASES.values()}
