@@ -128,12 +128,12 @@ def dispatch(hidden: Tensor, routing: Routing, group: Optional[dist.ProcessGroup
     fields = [hidden.size(1) if problem is None else -1, _checks.dtype_code(hidden), local,
               -1 if capacity is None else capacity, pad_to]
     head = _checks.header_tensor(problem, fields, device, agreeing)
-    counts = routing.counts if problem is None else torch.zeros(world * local, dtype=torch.int64,
-                                                                             device=device)
+    # A rank with bad input still takes part in the exchange (zero counts), then raises with every other rank.
+    counts = routing.counts if problem is None else torch.zeros(world * local, dtype=torch.int64, device=device)
     # One exchange carries the check header and the counts: per destination [header, counts of its L experts].
     meta = torch.cat([head.expand(world, -1), counts.view(world, local)], 1)
     meta = exchange_rows(meta, None, None, group)
-    recv_counts = meta[:, head.numel():]
+    recv_counts = meta[:, head.numel():].contiguous()
     send_splits = recv_splits = None
     if agreeing:
         # The one host read: headers, and when dropless the split sizes (rows to and from each rank).
