@@ -110,3 +110,41 @@ def test_cases_cover_the_issue():
     assert any(c.capacity is not None and c.peaked for c in CASES.values())
     assert any(0 in c.tokens for c in CASES.values())
     assert {1, 8} <= {c.k for c in CASES.values()}
+
+
+# ---------------------------------------------------------------- the receive-side layout, without processes
+@pytest.mark.parametrize("block", [None, 5])
+@pytest.mark.parametrize("pad_to", [1, 4])
+def test_receive_layout(block, pad_to):
+    from gpuprim.distributed._dispatch import receive_layout
+
+    gen = torch.Generator().manual_seed(0)
+    world, local = 3, 4
+    recv_counts = torch.randint(0, 6, (world, local), generator=gen)
+    recv_counts[1] = 0  # a source rank that sends nothing
+    recv_counts[:, 2] = 0  # a local expert nobody routes to
+    segment_rows = [block if block is not None else int(c) for c in recv_counts.reshape(-1)]
+    received = sum(segment_rows)
+    per_expert = recv_counts.sum(0).tolist()
+    out_rows = sum(-(-n // pad_to) * pad_to for n in per_expert) + 7  # spare rows at the end stay padding
+    slots, token_ids, offsets, counts = receive_layout(recv_counts, block, received, out_rows, pad_to)
+    # Reference: walk the received rows, fill each expert's block source rank by source rank.
+    expected_slots = [-1] * received
+    expected_ids = [-1] * out_rows
+    starts = [0]
+    for n in per_expert:
+        starts.append(starts[-1] + -(-n // pad_to) * pad_to)
+    cursor = starts[:-1]
+    row = 0
+    for w in range(world):
+        for e in range(local):
+            for c in range(segment_rows[w * local + e]):
+                if c < recv_counts[w, e]:
+                    expected_slots[row] = cursor[e]
+                    expected_ids[cursor[e]] = row
+                    cursor[e] += 1
+                row += 1
+    assert slots.reshape(-1).tolist() == expected_slots
+    assert token_ids.tolist() == expected_ids
+    assert offsets.tolist() == starts
+    assert counts.tolist() == per_expert
