@@ -105,6 +105,17 @@ def test_nccl_dropless_one_sync(nccl_group):
     assert len(syncs) == 1, [str(w.message) for w in syncs]
 
 
+@pytest.mark.gpu
+def test_nccl_dropless_refuses_graph_capture(nccl_group):
+    h = torch.randn(16, 8, device="cuda")
+    routing = gpuprim.moe_route(torch.randn(16, 4, device="cuda"), 2)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="pass a capacity"):
+        with torch.cuda.graph(graph):
+            dispatch(h, routing, num_local_experts=4)
+
+
 def test_cases_cover_the_issue():
     # capacity drops, experts with zero tokens, a rank with zero tokens, uneven T, k = 1 and k = 8
     assert any(c.capacity is not None and c.peaked for c in CASES.values())

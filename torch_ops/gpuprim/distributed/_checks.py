@@ -8,7 +8,7 @@ naming the rank and the argument. Reading the headers is a host sync, so it happ
 """
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional, Sequence
+from typing import Any, List, NamedTuple, NoReturn, Optional, Sequence
 
 import torch
 import torch.distributed as dist
@@ -29,7 +29,7 @@ class Problem(NamedTuple):
     kind: type = ValueError
 
 
-def fail(problem: Problem) -> None:
+def fail(problem: Problem) -> NoReturn:
     raise problem.kind(problem.message)
 
 

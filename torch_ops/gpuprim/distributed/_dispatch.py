@@ -118,6 +118,9 @@ def dispatch(hidden: Tensor, routing: Routing, group: Optional[dist.ProcessGroup
     and in validate mode, with one host read.
     """
     _checks.check_scalars(num_local_experts, capacity, pad_to)
+    if capacity is None and _checks.capturing():
+        raise RuntimeError("gpuprim.distributed.dispatch: the dropless mode (capacity=None) reads its split sizes on "
+                           "the host, which a CUDA graph cannot capture; pass a capacity")
     world = dist.get_world_size(group)
     device = _checks.comm_device(group, hidden.device if isinstance(hidden, Tensor) else torch.device("cpu"))
     problem = _checks.dispatch_problem(hidden, routing, world, num_local_experts, capacity, device)
