@@ -10,7 +10,10 @@ well under a second per rank.
 import datetime
 import json
 import os
+import subprocess
+import sys
 import tempfile
+from pathlib import Path
 import warnings
 
 import pytest
@@ -159,3 +162,15 @@ def test_receive_layout(block, pad_to):
     assert token_ids.tolist() == expected_ids
     assert offsets.tolist() == starts
     assert counts.tolist() == per_expert
+
+
+def test_example_under_torchrun():
+    """examples/moe_expert_parallel.py: 2 gloo ranks, the loss curve equal to the single-process block's."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "torch_ops"), os.environ.get("PYTHONPATH", "")]),
+           "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+               str(root / "examples" / "moe_expert_parallel.py"), "--steps", "2"]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "matches the single-process loss curve" in result.stdout
