@@ -13,8 +13,8 @@ import os
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
