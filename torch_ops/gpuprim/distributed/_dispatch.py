@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import torch
 import torch.distributed as dist
@@ -59,6 +59,26 @@ def fixed_blocks(routing: Routing, capacity: int) -> tuple[Tensor, Tensor]:
     # Each pair writes its own entry (dropped pairs a private one past rows): no duplicate indices.
     token_ids.scatter_(0, torch.where(kept, fixed, rows + pair.view_as(fixed)).reshape(-1), pair // slots.size(1))
     return fixed, token_ids[:rows]
+
+
+def start_host_read(values: Tensor) -> Callable[[], List[int]]:
+    """Starts copying values to the host; the returned function waits for that copy alone and gives the list.
+
+    On CUDA the copy goes to pinned memory behind an event, so work queued after this call keeps the GPU busy
+    while the host waits for the values.
+    """
+    if values.device.type != "cuda":
+        return values.tolist
+    host = torch.empty(values.shape, dtype=values.dtype, pin_memory=True)
+    host.copy_(values, non_blocking=True)
+    copied = torch.cuda.Event()
+    copied.record()
+
+    def read() -> List[int]:
+        copied.synchronize()
+        result: List[int] = host.tolist()
+        return result
+    return read
 
 
 def receive_layout(recv_counts: Tensor, block: Optional[int], received: int, out_rows: int,
@@ -142,18 +162,21 @@ def dispatch(hidden: Tensor, routing: Routing, group: Optional[dist.ProcessGroup
         # The one host read: headers, and when dropless the split sizes (rows to and from each rank).
         extra = [counts.view(world, local).sum(1), recv_counts.sum(1), recv_counts.reshape(-1)] \
             if capacity is None else []
-        host = torch.cat([meta[:, :head.numel()].reshape(-1), *extra]).tolist()
+        read = start_host_read(torch.cat([meta[:, :head.numel()].reshape(-1), *extra]))
+    if problem is None:  # queued before the host read completes, so the GPU gathers while the CPU waits
+        if capacity is not None:
+            send_slots, send_token_ids = fixed_blocks(routing, capacity)
+        else:
+            send_slots, send_token_ids = routing.slots, routing.token_ids
+        permuted = _permute(hidden, send_token_ids, send_slots)
+    if agreeing:
+        host = read()
         size = head.numel()
         headers = [host[r * size:(r + 1) * size] for r in range(world)]
         _checks.agree("dispatch", problem, headers, _DISPATCH_FIELDS)
         if capacity is None:
             rest = host[world * size:]
             send_splits, recv_splits, per_source = rest[:world], rest[world:2 * world], rest[2 * world:]
-    if capacity is not None:
-        send_slots, send_token_ids = fixed_blocks(routing, capacity)
-    else:
-        send_slots, send_token_ids = routing.slots, routing.token_ids
-    permuted = _permute(hidden, send_token_ids, send_slots)
     if capacity is not None:
         received = world * local * capacity
         out_rows = local * ((world * capacity + pad_to - 1) // pad_to * pad_to)
