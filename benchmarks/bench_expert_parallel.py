@@ -10,13 +10,13 @@ Every rank times the same calls in lockstep; rows report the slowest rank's medi
 exchange cases (routing done outside the timing): dispatch + combine with identity experts, fixed capacity
 (capacity factor 1.25 per (rank, expert)) and dropless, against all_to_all_single of the same bytes (T*k rows of
 H there and T*k rows back, equal splits). bytes = 2*T*k*H*elt per rank; busbw_gbps = bytes*(W-1)/W / time (the
-nccl-tests convention for all-to-all, 0 at W = 1: then compare algbw_gbps). Goal on 2 H200s: >= 0.9x
+nccl-tests convention for all-to-all, 0 at W = 1: then compare algbw_gbps). Goal on two NVLink GPUs: >= 0.9x
 all_to_all_single's bus bandwidth.
 
 end_to_end cases: routing + dispatch + combine (identity experts) against the Megatron-style reference: softmax +
 topk gating, all-gather of the per-expert counts, split sizes copied to the host, argsort by expert +
 index_select, all_to_all_single, a stable sort of the received rows by local expert, the inverse on the way back,
-index_add of gate-weighted rows. Goal on 2 H200s: >= 1.5x the reference.
+index_add of gate-weighted rows. Goal on two NVLink GPUs: >= 1.5x the reference.
 """
 from __future__ import annotations
 
