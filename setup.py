@@ -185,7 +185,7 @@ setup(
     version=f"{_version()}+{_local_version()}" if os.environ.get("GPUPRIM_LOCAL_VERSION", "1") != "0"
     else _version(),
     install_requires=[_torch_requirement()],
-    packages=["gpuprim"],
+    packages=["gpuprim", "gpuprim.distributed"],
     package_dir={"gpuprim": "torch_ops/gpuprim"},
     ext_modules=[Extension(LIBRARY_EXTENSION, sources=[])],
     cmdclass={"build_ext": CMakeBuild, "bdist_wheel": PlatformWheel},

@@ -10,7 +10,7 @@ from gpuprim._version import __version__ as __version__
 
 _load_library()  # checks the build against this torch first: a mismatch is an ImportError saying what to do
 
-from gpuprim import nn  # noqa: E402
+from gpuprim import distributed, nn  # noqa: E402
 from gpuprim._determinism import deterministic, is_deterministic, set_deterministic  # noqa: E402
 from gpuprim._errors import InputError, check_errors  # noqa: E402
 from gpuprim._validate import is_validating, set_validate, validate  # noqa: E402
@@ -49,6 +49,7 @@ __all__ = [
     "compact",
     "cumsum",
     "deterministic",
+    "distributed",
     "embedding_bag",
     "histogram",
     "index_add",
