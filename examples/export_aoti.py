@@ -20,7 +20,10 @@ embedding_bag(..., sparse=True) syncs in its backward: neither is used in these 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -119,6 +122,33 @@ def assert_same(got: object, want: object, what: str) -> None:
             assert torch.equal(a, b), f"{what}: integer outputs differ"
 
 
+def link_shared_libstdcxx() -> None:
+    """Makes AOTInductor link its packages against the shared libstdc++ this process uses, where $CXX would
+    link a static copy: a toolchain whose lib dir holds only libstdc++.a (`$CXX -print-file-name=libstdc++.so`
+    finds nothing) puts libstdc++ into every package, and such a CUDA package crashes at load next to torch's
+    shared libstdc++ (in std::regex, parsing the device string) - with or without gpuprim ops in it. Then CXX
+    becomes a wrapper that adds that libstdc++.so.6 to each link. Elsewhere it does nothing."""
+    cxx = os.environ.get("CXX", "g++")
+    try:
+        found = subprocess.run([cxx, "-print-file-name=libstdc++.so"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return
+    if os.path.isabs(found):
+        return
+    with open("/proc/self/maps") as maps:
+        shared = next((line.split()[-1] for line in maps if "/libstdc++.so.6" in line), None)
+    if shared is None:
+        return
+    wrapper = Path(tempfile.mkdtemp(prefix="gpuprim_cxx_")) / "g++"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'case " $* " in *" -c "*|*" -E "*|*" -S "*) exec "{cxx}" "$@";; *" -o "*) ;; *) exec "{cxx}" "$@";; esac\n'
+        f'exec "{cxx}" "$@" -Wl,--push-state,--no-as-needed "{shared}" -Wl,--pop-state\n')
+    wrapper.chmod(0o755)
+    os.environ["CXX"] = str(wrapper)
+    print(f"note: {cxx} links libstdc++ statically; AOTInductor packages link {shared} instead (CXX={wrapper})")
+
+
 def export_compile_check(name: str, device: str, out: Path, log: Callable[[str], None] = print) -> Path:
     """Exports one model both ways, compiles the non-strict program into out/<name>.pt2, checks the package in
     Python on two input sizes, and saves inputs + eager outputs of both for examples/cpp/aoti_main.cpp."""
@@ -158,6 +188,7 @@ def main() -> None:
     parser.add_argument("--out", default="build/aoti", type=Path)
     parser.add_argument("--models", default=",".join(MODELS))
     args = parser.parse_args()
+    link_shared_libstdcxx()
     for name in args.models.split(","):
         export_compile_check(name, args.device, args.out)
     print(f"packages in {args.out}; run them from C++: bash examples/cpp/build_and_run.sh {sys.executable} {args.out}")

@@ -21,6 +21,7 @@ HAS_BUILD_TREE = (ROOT / "build" / "cmake" / "CMakeCache.txt").exists() or "GPUP
 def packages(tmp_path_factory, request):
     """device -> folder of compiled packages (each device compiled once per module)."""
     built = {}
+    export_aoti.link_shared_libstdcxx()  # a toolchain that would put a static libstdc++ in the packages
 
     def build(device):
         if device not in built:
