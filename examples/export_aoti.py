@@ -146,6 +146,9 @@ def link_shared_libstdcxx() -> None:
         f'exec "{cxx}" "$@" -Wl,--push-state,--no-as-needed "{shared}" -Wl,--pop-state\n')
     wrapper.chmod(0o755)
     os.environ["CXX"] = str(wrapper)
+    import torch._inductor.config as inductor_config  # read CXX when it was imported: set it there too
+
+    inductor_config.cpp.cxx = (None, str(wrapper))
     print(f"note: {cxx} links libstdc++ statically; AOTInductor packages link {shared} instead (CXX={wrapper})")
 
 

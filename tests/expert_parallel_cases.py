@@ -38,8 +38,8 @@ CASES: Dict[str, Case] = {
     "rank_with_zero_tokens": Case([11, 0]),
     "rank_with_zero_tokens_capacity": Case([0, 9], capacity=4, pad_to=2),
     "k1": Case([15, 4], k=1),
-    "k8": Case([10, 12], local_experts=4, k=8, pad_to=4),
-    "k8_capacity": Case([10, 12], local_experts=4, k=8, capacity=5),
+    "k8": Case([10, 12], local_experts=8, k=8, pad_to=4),  # 8 local experts: k <= E in a group of one rank too
+    "k8_capacity": Case([10, 12], local_experts=8, k=8, capacity=5),
 }
 
 

@@ -198,7 +198,7 @@ def test_metadata_matches_reference(case, device):
     assert int((token_ids >= 0).sum()) == kept.numel()
 
 
-def test_metadata_int32_ids_and_out_of_range_ids_dropped(device):
+def test_metadata_int32_ids_and_out_of_range_ids_reported(device):
     expert_ids = torch.tensor([[0, 3], [7, 1], [-1, 2], [3, 0]], dtype=torch.int32, device=device)
     gates = torch.rand(4, 2, device=device)
     if device == "cpu":  # the CPU checks the ids at the call
@@ -207,7 +207,9 @@ def test_metadata_int32_ids_and_out_of_range_ids_dropped(device):
     else:
         out = gpuprim.moe_route_metadata(expert_ids, gates, 4, pad_to=2)
         assert_metadata_equal(out, reference_metadata(expert_ids, gates, 4, pad_to=2), "int32")
-        assert int(out[4]) == 2  # ids 7 and -1 are dropped (memory-safe), and counted
+        assert int(out[4]) == 2  # ids 7 and -1 are skipped (memory-safe), counted, and reported:
+        with pytest.raises(gpuprim.InputError, match=r"expert_ids.flatten\(\)\[2\] = 7 is out of range \[0, 4\)"):
+            gpuprim.check_errors()
     with gpuprim.validate():
         with pytest.raises(IndexError, match=r"expert_ids.flatten\(\)\[2\] = 7 is out of range"):
             gpuprim.moe_route_metadata(expert_ids, gates, 4)

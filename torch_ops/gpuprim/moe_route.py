@@ -6,6 +6,7 @@ from typing import NamedTuple, Optional
 import torch
 from torch import Tensor
 
+from gpuprim._errors import reports_input_errors
 from gpuprim._validate import check_range, is_validating
 
 
@@ -30,6 +31,7 @@ class Routing(NamedTuple):
 _moe_route = torch.ops.gpuprim.moe_route.default
 
 
+@reports_input_errors
 def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bool = True,
               capacity: Optional[int] = None, pad_to: int = 1, drop: str = "position") -> Routing:
     """Routes T tokens to their top-k of E experts and lays them out expert by expert.
@@ -58,13 +60,16 @@ def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bo
     return Routing(expert_ids, gates, counts, offsets, slots, token_ids, num_dropped)
 
 
+@reports_input_errors
 def moe_route_metadata(expert_ids: Tensor, gates: Tensor, num_experts: int, capacity: Optional[int] = None,
                        pad_to: int = 1, drop: str = "position") -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """(counts, offsets, slots, token_ids, num_dropped) of :func:`moe_route` from given top-k choices.
 
     expert_ids: int64/int32 [T, k]; gates: floating [T, k], read (as fp32) only for ``drop="score"`` with a
-    capacity. Ids outside [0, num_experts) raise IndexError on the CPU; on CUDA they are dropped (counted in
-    num_dropped), and validate mode (:func:`gpuprim.set_validate`) raises instead. Not differentiable.
+    capacity. Ids outside [0, num_experts) are an error: IndexError at the call on the CPU and in validate mode
+    (:func:`gpuprim.set_validate`); on CUDA the kernel skips them (counted in num_dropped, memory-safe) and the
+    next gpuprim call on the device, or :func:`gpuprim.check_errors`, raises :class:`gpuprim.InputError`.
+    Not differentiable.
     """
     if is_validating():
         check_range("moe_route_metadata", "expert_ids", expert_ids, 0, num_experts,
