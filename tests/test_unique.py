@@ -164,8 +164,8 @@ def test_cuda_hash_and_sort_paths_agree(dtype):
     sized form always sorts. Same bits, and equal to torch, including the dtype's minimum (the free marker)."""
     g = torch.Generator().manual_seed(8)
     info = torch.iinfo(dtype)
-    n = (1 << 20) + 3
-    for distinct in (1, 1000, 1 << 16, 1 << 22):
+    for n, distinct in (((1 << 20) + 3, 1), ((1 << 20) + 3, 1000), ((1 << 20) + 3, 1 << 16), (3 << 20, 1 << 30)):
+        # The last case has ~3M distinct values: past the hash path's 2^21, it gives up and sorts.
         x = torch.randint(-distinct, distinct, (n,), generator=g).to(dtype)
         x[::97] = info.min
         x[5] = info.max
