@@ -142,6 +142,27 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("scatter_add(Tensor input, int dim, Tensor index, Tensor src, *, bool? deterministic=None) -> Tensor", tags);
   m.def("scatter_add_(Tensor(a!) input, int dim, Tensor index, Tensor src, *, bool? deterministic=None) -> ()",
         tags);
+  // ---- hash: unique and the static hash map ----
+  // torch.unique of x (flattened), ascending, NaN last and each NaN distinct, -0.0 == +0.0: values (x's dtype)
+  // and counts (int64; empty unless return_counts) of capacity size (x.numel() without one), padded with
+  // fill_value (0 without one) and 0; inverse (int64, x's shape; empty unless return_inverse) each element's
+  // rank; num_unique (int64 [1]) the true count, which may exceed size (the excess is dropped). With size: no
+  // host sync. Without: CUDA int32/int64 inputs of >= 2^20 elements take the hash path, which syncs once.
+  m.def("unique(Tensor x, *, bool return_inverse=False, bool return_counts=False, int? size=None,"
+        " Scalar? fill_value=None) -> (Tensor values, Tensor inverse, Tensor counts, Tensor num_unique)",
+        tags);
+  // A static open-addressing hash map held in three tensors: keys [C] (int32/int64, the dtype's minimum marks a
+  // free slot), values [C + 1] (int32/int64/float32/float64; the last belongs to the key equal to that minimum)
+  // and state [2] int64 (size, whether the minimum key is stored). Insert-or-assign; among equal keys of one
+  // call the lowest position wins. A full table is an error (CPU: at the call; CUDA: at the next call).
+  m.def("hash_map_insert_(Tensor(a!) keys, Tensor(b!) values, Tensor(c!) state, Tensor new_keys,"
+        " Tensor new_values) -> ()",
+        tags);
+  // The value of each query (queries' shape), default_value where absent.
+  m.def("hash_map_find(Tensor keys, Tensor values, Tensor state, Tensor queries, Scalar default_value=0) -> Tensor",
+        tags);
+  // Whether each query is stored (bool, queries' shape).
+  m.def("hash_map_contains(Tensor keys, Tensor values, Tensor state, Tensor queries) -> Tensor", tags);
   // Waits for every device a gpuprim kernel has recorded bad input on, then raises IndexError (Python:
   // gpuprim.InputError) for the first violation recorded since the last report; CUDA ops otherwise report it
   // at their next call on that device, without a sync. Does nothing in a CPU-only build.

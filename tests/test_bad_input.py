@@ -146,6 +146,15 @@ def topk(fn, k_bad):
     return call
 
 
+def hash_map_insert(keys_bad, keys_good, capacity):
+    def call(device, bad):
+        keys = torch.tensor(keys_bad if bad else keys_good, device=device)
+        table = gpuprim.HashMap.empty(capacity, device=device)
+        table.insert(keys, keys * 10)
+        return table.find(torch.tensor(keys_good, device=device), -1)
+    return call
+
+
 # A regex for "gpuprim.<op>: <argument> ... <value>": the form of today's validate-mode messages and of
 # common/input_errors.cpp's ("gpuprim.index_add: index[1] = 5 is out of range for dimension 0 of size 5").
 def says(op: str, argument: str, value: str) -> str:
@@ -224,6 +233,10 @@ CASES = [
          IndexError, says("moe_unpermute", "slots", "7")),
     Case("moe_unpermute-slots=-2", "moe_unpermute", "slots", "-2", moe_unpermute(((0,), (-2,), (-1,), (3,))),
          IndexError, says("moe_unpermute", "slots", "-2")),
+    # ---- HashMap.insert: more distinct keys than the table's capacity (which keys fit on CUDA depends on timing)
+    Case("HashMap.insert-table-full", "HashMap.insert", "keys", "5 distinct keys, capacity 4",
+         hash_map_insert([1, 2, 3, 4, 5], [1, 2, 3], 4), ValueError,
+         r"gpuprim\.HashMap\.insert: keys\[\d\] = \d does not fit: the hash map's table \(capacity 4\) is full"),
     # ---- k: an argument check at the call (today the dispatcher's schema error reaches the user)
     Case("topk-k=2.5", "topk", "k", "2.5", topk(gpuprim.topk, 2.5), TypeError,
          r"gpuprim\.topk: k must be an integer", on_device=False),

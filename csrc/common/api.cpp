@@ -237,6 +237,37 @@ void scatter_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const
   op.call(input, dim, index, src, deterministic);
 }
 
+// ---- unique and the static hash map ----
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> unique(const at::Tensor& x, bool return_inverse,
+                                                                   bool return_counts, std::optional<int64_t> size,
+                                                                   const std::optional<at::Scalar>& fill_value) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
+          const at::Tensor&, bool, bool, std::optional<int64_t>, const std::optional<at::Scalar>&)>("gpuprim::unique");
+  return op.call(x, return_inverse, return_counts, size, fill_value);
+}
+
+void hash_map_insert_(at::Tensor& keys, at::Tensor& values, at::Tensor& state, const at::Tensor& new_keys,
+                      const at::Tensor& new_values) {
+  static const auto op = find_op<void(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                      const at::Tensor&)>("gpuprim::hash_map_insert_");
+  op.call(keys, values, state, new_keys, new_values);
+}
+
+at::Tensor hash_map_find(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                         const at::Tensor& queries, const at::Scalar& default_value) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                            const at::Tensor&, const at::Scalar&)>("gpuprim::hash_map_find");
+  return op.call(keys, values, state, queries, default_value);
+}
+
+at::Tensor hash_map_contains(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                             const at::Tensor& queries) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                            const at::Tensor&)>("gpuprim::hash_map_contains");
+  return op.call(keys, values, state, queries);
+}
+
 void check_errors() {
   static const auto op = find_op<void()>("gpuprim::check_errors");
   op.call();

@@ -38,6 +38,7 @@ const char* input_op_name(InputOp op) {
     case InputOp::kMoeUnpermute: return "moe_unpermute";
     case InputOp::kMoeUnpermuteBackward: return "moe_unpermute (backward)";
     case InputOp::kTopkBackward: return "topk (backward)";
+    case InputOp::kHashMapInsert: return "HashMap.insert";
     case InputOp::kNone: case InputOp::kCount: break;
   }
   return "<an op>";
@@ -52,6 +53,7 @@ const char* input_arg_name(InputArg argument) {
     case InputArg::kExpertIds: return "expert_ids";
     case InputArg::kTokenIds: return "token_ids";
     case InputArg::kSlots: return "slots";
+    case InputArg::kKeys: return "keys";
     case InputArg::kCount: break;
   }
   return "<an argument>";
@@ -72,6 +74,9 @@ std::string describe_input_error(InputArg argument, InputRule rule, int64_t posi
     case InputRule::kNonZeroStart: return c10::str(at, "must be 0");
     case InputRule::kPastEnd: return c10::str(at, "is past the end: greater than ", bound, ", the length it indexes");
     case InputRule::kNotAtEnd: return c10::str(at, "must be ", bound, ", the length it must cover");
+    case InputRule::kTableFull:
+      return c10::str(at, "does not fit: the hash map's table (capacity ", bound,
+                      ") is full; build it with a larger capacity or a lower load_factor");
     case InputRule::kCount: break;
   }
   return c10::str(at, "is invalid");

@@ -42,7 +42,11 @@ TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
                            "scatter_reduce",
                            "scatter_reduce_",
                            "scatter_add",
-                           "scatter_add_"}) {
+                           "scatter_add_",
+                           "unique",
+                           "hash_map_insert_",
+                           "hash_map_find",
+                           "hash_map_contains"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_cuda_kernel>());
   }
 }

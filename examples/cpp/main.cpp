@@ -25,5 +25,17 @@ int main() {
   std::cout << "cumsum forward " << (forward_ok ? "ok" : "WRONG") << ", backward " << (grad_ok ? "ok" : "WRONG")
             << ", bincount " << (counts_ok ? "ok" : "WRONG") << " (counts " << counts.cpu().reshape({1, -1})
             << ", overflow " << overflow.item<int64_t>() << ")\n";
-  return forward_ok && grad_ok && counts_ok ? 0 : 1;
+
+  // unique (sized: no sync) and the hash map.
+  auto ids = torch::tensor({7, 3, 7, -2}, torch::dtype(torch::kInt64).device(device));
+  auto [distinct, inverse, id_counts, num_unique] = gpuprim::unique(ids, true, true, 4, -1);
+  const bool unique_ok = torch::equal(distinct.cpu(), torch::tensor({-2, 3, 7, -1}, torch::kInt64)) &&
+                         torch::equal(inverse.cpu(), torch::tensor({2, 1, 2, 0}, torch::kInt64)) &&
+                         num_unique.item<int64_t>() == 3;
+  auto map = gpuprim::HashMap::build(ids, torch::arange(4, torch::dtype(torch::kInt64).device(device)), 0.5);
+  auto found = map.find(torch::tensor({7, 5, -2}, torch::dtype(torch::kInt64).device(device)), -1);
+  const bool map_ok = torch::equal(found.cpu(), torch::tensor({0, -1, 3}, torch::kInt64)) &&
+                      map.size().item<int64_t>() == 3;
+  std::cout << "unique " << (unique_ok ? "ok" : "WRONG") << ", hash map " << (map_ok ? "ok" : "WRONG") << "\n";
+  return forward_ok && grad_ok && counts_ok && unique_ok && map_ok ? 0 : 1;
 }

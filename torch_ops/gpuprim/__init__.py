@@ -18,6 +18,7 @@ from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
 from gpuprim.embedding_bag import embedding_bag  # noqa: E402
+from gpuprim.hash_map import HashMap, IdRemapper  # noqa: E402
 from gpuprim.histogram import histogram  # noqa: E402
 from gpuprim.index_add import (  # noqa: E402
     index_add,
@@ -40,6 +41,7 @@ from gpuprim.sum import _set_reduce_config as _set_reduce_config  # noqa: E402  
 from gpuprim.sum import mean, sum  # noqa: E402,A004
 from gpuprim.topk import topk  # noqa: E402
 from gpuprim.topk_gating import topk_gating  # noqa: E402
+from gpuprim.unique import unique  # noqa: E402
 
 __all__ = [
     "argsort",
@@ -51,7 +53,9 @@ __all__ = [
     "deterministic",
     "distributed",
     "embedding_bag",
+    "HashMap",
     "histogram",
+    "IdRemapper",
     "index_add",
     "index_add_",
     "InputError",
@@ -79,5 +83,6 @@ __all__ = [
     "sum",
     "topk",
     "topk_gating",
+    "unique",
     "validate",
 ]

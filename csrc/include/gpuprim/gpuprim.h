@@ -5,6 +5,9 @@
 #pragma once
 #include <ATen/ATen.h>
 #include <c10/util/string_view.h>
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <tuple>
 
@@ -156,6 +159,64 @@ at::Tensor scatter_add(const at::Tensor& input, int64_t dim, const at::Tensor& i
                        std::optional<bool> deterministic = std::nullopt);
 void scatter_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                   std::optional<bool> deterministic = std::nullopt);
+
+// ---- unique and the static hash map ----
+// torch.unique of x (flattened): (values, inverse, counts, num_unique), values and counts of capacity size
+// (x.numel() without one), ascending, padded with fill_value (0 without one) and 0; inverse (x's shape) and
+// counts are empty unless asked for; num_unique (int64 [1], on x's device) the true count, which may exceed
+// size. NaN last, each NaN distinct; -0.0 == +0.0. With size: no host sync (CUDA graphs). Without: CUDA int32 /
+// int64 inputs of >= 2^20 elements may take the hash path, which syncs once. Not differentiable.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> unique(const at::Tensor& x, bool return_inverse = false,
+                                                                   bool return_counts = false,
+                                                                   std::optional<int64_t> size = std::nullopt,
+                                                                   const std::optional<at::Scalar>& fill_value =
+                                                                       std::nullopt);
+// The hash map ops on a table of three tensors (see HashMap).
+void hash_map_insert_(at::Tensor& keys, at::Tensor& values, at::Tensor& state, const at::Tensor& new_keys,
+                      const at::Tensor& new_values);
+at::Tensor hash_map_find(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                         const at::Tensor& queries, const at::Scalar& default_value = 0);
+at::Tensor hash_map_contains(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                             const at::Tensor& queries);
+
+// A static open-addressing GPU (or CPU) hash map from int32/int64 keys to int32/int64/float32/float64 values,
+// as gpuprim.HashMap in Python: plain tensors (keys [capacity], values [capacity + 1], state [2] int64, size
+// first), so it moves with .to() and saves with torch::save. Every key is allowed, the dtype's minimum too.
+// Contents are deterministic (among equal keys of one insert the lowest position wins) and the same on CPU
+// and CUDA; a full table raises (CUDA: at the next gpuprim call or check_errors()).
+struct HashMap {
+  at::Tensor keys, values, state;
+
+  // An empty map of `capacity` slots (>= 1).
+  static HashMap empty(int64_t capacity, at::ScalarType key_dtype, at::ScalarType value_dtype,
+                       const at::Device& device) {
+    const auto key_options = at::TensorOptions().dtype(key_dtype).device(device);
+    const at::Scalar free_key = key_dtype == at::kInt ? at::Scalar(std::numeric_limits<int32_t>::min())
+                                                      : at::Scalar(std::numeric_limits<int64_t>::min());
+    return {at::full({capacity}, free_key, key_options),
+            at::zeros({capacity + 1}, at::TensorOptions().dtype(value_dtype).device(device)),
+            at::zeros({2}, at::TensorOptions().dtype(at::kLong).device(device))};
+  }
+  // A map of capacity ceil(keys.numel() / load_factor) (0 < load_factor < 1) holding (keys, values).
+  static HashMap build(const at::Tensor& keys, const at::Tensor& values, double load_factor = 0.5) {
+    TORCH_CHECK_VALUE(load_factor > 0.0 && load_factor < 1.0,
+                      "gpuprim.HashMap.build: load_factor must be in (0, 1), got ", load_factor);
+    const auto capacity = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(keys.numel() / load_factor)));
+    HashMap map = empty(capacity, keys.scalar_type(), values.scalar_type(), keys.device());
+    map.insert(keys, values);
+    return map;
+  }
+  void insert(const at::Tensor& new_keys, const at::Tensor& new_values) {
+    hash_map_insert_(keys, values, state, new_keys, new_values);
+  }
+  at::Tensor find(const at::Tensor& queries, const at::Scalar& default_value = 0) const {
+    return hash_map_find(keys, values, state, queries, default_value);
+  }
+  at::Tensor contains(const at::Tensor& queries) const { return hash_map_contains(keys, values, state, queries); }
+  // The number of keys stored: a 1-element int64 tensor on the map's device (no sync).
+  at::Tensor size() const { return state.narrow(0, 0, 1); }
+  int64_t capacity() const { return keys.numel(); }
+};
 
 // Waits for every CUDA device on which a gpuprim kernel recorded bad input data (an index, offset or id out
 // of range), then throws c10::IndexError naming the op, the argument, the position and the value of the first

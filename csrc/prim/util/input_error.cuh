@@ -29,11 +29,12 @@ enum class InputOp : int32_t {
   kMoeUnpermute,
   kMoeUnpermuteBackward,
   kTopkBackward,
+  kHashMapInsert,
   kCount
 };
 
 // The argument that held the bad value, named as in the op's public signature.
-enum class InputArg : int32_t { kIndex, kIndices, kOffsets, kX, kExpertIds, kTokenIds, kSlots, kCount };
+enum class InputArg : int32_t { kIndex, kIndices, kOffsets, kX, kExpertIds, kTokenIds, kSlots, kKeys, kCount };
 
 // The rule the value broke; the record's `bound` (and `dimension`) complete it.
 enum class InputRule : int32_t {
@@ -44,6 +45,7 @@ enum class InputRule : int32_t {
   kNonZeroStart,   // the first offset is not 0
   kPastEnd,        // value > bound, the length the offsets index
   kNotAtEnd,       // the last offset is not bound, the length the offsets must cover
+  kTableFull,      // a new key found no free slot: bound = the hash table's capacity
   kCount
 };
 

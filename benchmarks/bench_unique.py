@@ -1,0 +1,62 @@
+"""gpuprim.unique (+inverse, +counts) vs torch.unique(sorted=True, return_inverse=True, return_counts=True).
+
+python3 benchmarks/bench_unique.py --out DIR [--quick]
+
+Inputs: n int32 values uniform over `distinct` values (2^10, 2^16, 2^20), n = 256M, 64M and 1M. Rows:
+gpuprim (the exact form: ONE host sync reads the count, like torch.unique's), gpuprim_sized (size = the
+distinct count: no sync) and torch (its whole call, host sync included). Bytes per call = x read + inverse
+written (int64) + values and counts of the distinct values. Every case first checks gpuprim against torch
+exactly.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import torch
+
+import gpuprim
+import timing
+
+OP = "unique"
+N = 1 << 28  # 256M int32: 1 GiB
+
+
+def _measure(case: str, n: int, distinct: int) -> List[timing.Row]:
+    g = torch.Generator(device=timing.DEVICE).manual_seed(0)
+    x = torch.randint(0, distinct, (n,), device=timing.DEVICE, generator=g, dtype=torch.int32)
+    values, inverse, counts = gpuprim.unique(x, return_inverse=True, return_counts=True)
+    ref_values, ref_inverse, ref_counts = torch.unique(x, sorted=True, return_inverse=True, return_counts=True)
+    timing.assert_equal(values, ref_values, f"gpuprim.unique {case} values")
+    timing.assert_equal(inverse, ref_inverse, f"gpuprim.unique {case} inverse")
+    timing.assert_equal(counts, ref_counts, f"gpuprim.unique {case} counts")
+    k = ref_values.numel()
+    del values, inverse, counts, ref_values, ref_inverse, ref_counts
+    common = dict(bytes_moved=n * (4 + 8) + k * (4 + 8), shape=(n,), dtype=torch.int32, numel=n, distinct=distinct)
+    return [
+        timing.record(OP, case, "gpuprim",
+                      timing.bench(lambda: gpuprim.unique(x, return_inverse=True, return_counts=True)), **common),
+        timing.record(OP, case, "gpuprim_sized",
+                      timing.bench(lambda: gpuprim.unique(x, return_inverse=True, return_counts=True, size=k)),
+                      **common),
+        timing.record(OP, case, "torch",
+                      timing.bench(lambda: torch.unique(x, sorted=True, return_inverse=True, return_counts=True)),
+                      **common),
+    ]
+
+
+def cases(quick: bool) -> List[dict]:
+    out = []
+    for n in (N, N // 4, N // 256):
+        n //= timing.size_divisor(quick)
+        for bits in (10, 16, 20):
+            out.append(dict(case=f"int32_{timing.human_count(n)}_distinct2^{bits}", n=n, distinct=1 << bits))
+    return out
+
+
+def run(out_dir: str, cub_bin: Optional[str] = None, quick: bool = False) -> List[timing.Row]:
+    del cub_bin  # CUB has no unique; torch.unique is the anchor
+    return timing.run_cases(OP, cases(quick), _measure, out_dir)
+
+
+if __name__ == "__main__":
+    timing.main(run, __doc__.splitlines()[0])

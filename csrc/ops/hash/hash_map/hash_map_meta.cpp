@@ -1,0 +1,36 @@
+// Shape functions of the hash map ops for fake tensors / torch.compile: lookups have the queries' shape.
+#include <torch/library.h>
+
+#include "common/torch_utils.h"
+#include "ops/hash/hash_map/hash_map.h"
+
+namespace gpuprim {
+namespace {
+
+void hash_map_insert_meta_(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                           const at::Tensor& new_keys, const at::Tensor& new_values) {
+  hash_map_check("hash_map_insert_", keys, values, state, new_keys, "keys");
+  hash_map_check_new_values(values, new_keys, new_values);
+}
+
+at::Tensor hash_map_find_meta(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                              const at::Tensor& queries, const c10::Scalar&) {
+  hash_map_check("hash_map_find", keys, values, state, queries, "queries");
+  return at::empty_symint(queries.sym_sizes(), values.options());
+}
+
+at::Tensor hash_map_contains_meta(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                                  const at::Tensor& queries) {
+  hash_map_check("hash_map_contains", keys, values, state, queries, "queries");
+  return at::empty_symint(queries.sym_sizes(), queries.options().dtype(at::kBool));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
+  m.impl("hash_map_insert_", &hash_map_insert_meta_);
+  m.impl("hash_map_find", &hash_map_find_meta);
+  m.impl("hash_map_contains", &hash_map_contains_meta);
+}
+
+}  // namespace gpuprim

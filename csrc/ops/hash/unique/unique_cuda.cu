@@ -1,0 +1,214 @@
+// Kernels of gpuprim::unique. Sort path: prim's stable radix sort of the codec's keys (radix_sort::sort_rows)
+// with positions, the run heads, prim's scan of the heads (each element's rank), and one pass writing values,
+// inverse and the run starts that give counts. Hash path (int32 / int64, exact form only, few distinct values):
+// prim's hash set counts the distinct values into an L2-sized table, the one sync of the exact form reads how
+// many, and only those are sorted; it gives up (back to the sort path) past half the table. Either way the
+// result is a function of x alone (the hash path sorts distinct keys, so arrival order never shows; counts are
+// integer sums): the same bits on both paths, run to run, on any GPU and on the CPU.
+#include <cstring>
+#include <type_traits>
+
+#include "ops/hash/unique/unique_launch.h"
+#include "prim/device/hash_table/hash_table.h"
+#include "prim/device/hash_table/tuning_hash_table.h"
+#include "prim/device/histogram/histogram.cuh"
+#include "prim/device/radix_sort/radix_sort.cuh"
+#include "prim/device/scan/scan.cuh"
+#include "prim/util/cuda_check.h"
+#include "prim/util/dispatch.h"
+#include "prim/util/key_codec.cuh"
+#include "prim/util/launch.h"
+
+namespace gpuprim {
+namespace {
+
+// A head starts a new distinct value: the key changes, or is a NaN's (each NaN is distinct, as in torch.unique).
+template <typename Bits>
+__global__ void heads_kernel(const Bits* __restrict__ sorted, int64_t n, KeyCodec<Bits> codec,
+                             uint8_t* __restrict__ heads) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += stride) {
+    const Bits key = codec.encode(sorted[j]);
+    const bool nan = codec.kind == KeyKind::kFloat && key == Bits(~Bits(0));
+    heads[j] = (j == 0 || nan || key != codec.encode(sorted[j - 1])) ? 1 : 0;
+  }
+}
+
+// ranks[j] = 1 + the rank of sorted[j]'s value. Values past capacity are dropped (never written out of bounds).
+template <typename Bits>
+__global__ void scatter_kernel(const Bits* __restrict__ sorted, const int64_t* __restrict__ order,
+                               const uint8_t* __restrict__ heads, const int64_t* __restrict__ ranks, int64_t n,
+                               int64_t capacity, Bits* __restrict__ values, int64_t* __restrict__ inverse,
+                               int64_t* __restrict__ starts, int64_t* __restrict__ num_unique) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += stride) {
+    const int64_t r = ranks[j] - 1;
+    if (inverse != nullptr) inverse[order[j]] = r;
+    if (heads[j]) {
+      if (r < capacity) values[r] = sorted[j];  // the lowest position's bits (stable sort)
+      if (r <= capacity) starts[r] = j;
+    }
+    if (j == n - 1) *num_unique = r + 1;
+  }
+}
+
+template <typename Bits>
+__global__ void finish_kernel(int64_t n, int64_t capacity, Bits fill, const int64_t* __restrict__ starts,
+                              const int64_t* __restrict__ num_unique, Bits* __restrict__ values,
+                              int64_t* __restrict__ counts) {
+  const int64_t num = *num_unique;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < capacity; r += stride) {
+    if (r >= num) {
+      values[r] = fill;
+      if (counts != nullptr) counts[r] = 0;
+    } else if (counts != nullptr) {
+      counts[r] = (r + 1 < num ? starts[r + 1] : n) - starts[r];
+    }
+  }
+}
+
+template <typename T>
+void unique_sorted(const T* x, int64_t n, int64_t capacity, uint64_t fill_bits, void* values, int64_t* inverse,
+                   int64_t* counts, int64_t* num_unique, Workspace& workspace, cudaStream_t stream) {
+  using Bits = KeyBits<T>;
+  const KeyCodec<Bits> codec = key_codec<T>(false);
+  auto* out = static_cast<Bits*>(values);
+  auto* starts = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(capacity + 1)));
+  if (n == 0) {
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(num_unique, 0, sizeof(int64_t), stream));
+  } else {
+    auto* sorted = static_cast<Bits*>(workspace.allocate(sizeof(Bits) * size_t(n)));
+    auto* order = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(n)));
+    auto* heads = static_cast<uint8_t*>(workspace.allocate(size_t(n)));
+    auto* ranks = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(n)));
+    radix_sort::sort_rows(reinterpret_cast<const Bits*>(x), codec, 1, n, sorted, order, workspace, stream);
+    heads_kernel<Bits><<<grid_for(n, kBlockThreads), kBlockThreads, 0, stream>>>(sorted, n, codec, heads);
+    GPUPRIM_LAUNCH_CHECK();
+    scan::scan_launch<uint8_t, int64_t, int64_t>(heads, ranks, scan::Shape{1, n, 1}, /*exclusive=*/false,
+                                                 /*reverse=*/false, workspace, stream);
+    scatter_kernel<Bits><<<grid_for(n, kBlockThreads), kBlockThreads, 0, stream>>>(
+        sorted, order, heads, ranks, n, capacity, out, inverse, starts, num_unique);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+  if (capacity > 0) {
+    Bits fill;
+    memcpy(&fill, &fill_bits, sizeof(Bits));
+    finish_kernel<Bits><<<grid_for(capacity, kBlockThreads), kBlockThreads, 0, stream>>>(n, capacity, fill, starts,
+                                                                                         num_unique, out, counts);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+}
+
+// Below this many elements the sort path is cheap enough that the hash path's sync and table are not worth it.
+constexpr int64_t kHashPathMinItems = int64_t(1) << 20;
+
+// rank_of_slot[slot of the r-th distinct key] = r, and values[r] = that key; the key kEmpty (the type's minimum,
+// so rank 0 when stored) lives beside the slots, at slot `slots`.
+template <typename Key>
+__global__ void rank_kernel(const Key* __restrict__ sorted_keys, const uint32_t* __restrict__ sorted_slots,
+                            int64_t k, int64_t empty_stored, int64_t slots, int64_t capacity,
+                            int64_t* __restrict__ rank_of_slot, Key* __restrict__ values) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < k; r += stride) {
+    const bool empty_key = r < empty_stored;
+    const int64_t slot = empty_key ? slots : int64_t(sorted_slots[r - empty_stored]);
+    rank_of_slot[slot] = r;
+    if (r < capacity) values[r] = empty_key ? hash_table::kEmpty<Key> : sorted_keys[r - empty_stored];
+  }
+}
+
+__global__ void inverse_kernel(const uint32_t* __restrict__ slot_of, const int64_t* __restrict__ rank_of_slot,
+                               int64_t n, int64_t* __restrict__ ranks) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    ranks[i] = rank_of_slot[slot_of[i]];
+  }
+}
+
+template <typename Key>
+__global__ void fill_kernel(Key* __restrict__ values, int64_t begin, int64_t end, Key fill) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t r = begin + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < end; r += stride) values[r] = fill;
+}
+
+// The hash path; false (having written nothing) when x has too many distinct values for it. Syncs once.
+template <typename Key>
+bool unique_hashed(const Key* x, int64_t n, int64_t capacity, uint64_t fill_bits, Key* values, int64_t* inverse,
+                   int64_t* counts, int64_t* num_unique, Workspace& workspace, cudaStream_t stream) {
+  constexpr int64_t kSlots = hash_table::Tuning::kDistinctSlots;
+  auto* table = static_cast<Key*>(workspace.allocate(sizeof(Key) * size_t(kSlots)));
+  auto* state = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * hash_table::kSetStateWords));
+  auto* slot_of = static_cast<uint32_t*>(workspace.allocate(sizeof(uint32_t) * size_t(n)));
+  hash_table::clear_set(table, kSlots, state, stream);
+  hash_table::insert_set(table, kSlots, state, x, n, kSlots / 2, slot_of, stream);
+  int64_t host_state[hash_table::kSetStateWords];
+  GPUPRIM_CUDA_CHECK(cudaMemcpyAsync(host_state, state, sizeof(host_state), cudaMemcpyDeviceToHost, stream));
+  GPUPRIM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the exact form's one sync
+  if (host_state[hash_table::kStateGaveUp] != 0) return false;
+  const int64_t k = host_state[hash_table::kStateSize];
+  const int64_t empty_stored = host_state[hash_table::kStateEmptyKeyStored];
+  const int64_t others = k - empty_stored;
+
+  auto* keys = static_cast<Key*>(workspace.allocate(sizeof(Key) * size_t(2 * others + 1)));
+  auto* slots = static_cast<uint32_t*>(workspace.allocate(sizeof(uint32_t) * size_t(2 * others + 1)));
+  auto* collected = static_cast<unsigned long long*>(workspace.allocate(sizeof(unsigned long long)));
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(collected, 0, sizeof(unsigned long long), stream));
+  hash_table::collect(table, kSlots, keys, slots, collected, stream);
+  if (others > 0) {
+    // Distinct keys: their sorted order does not depend on the order collect appended them in.
+    radix_sort::sort_pairs_direct<Key, uint32_t>(keys, keys + others, slots, slots + others, others,
+                                                 int(sizeof(Key) * 8), workspace, stream);
+  }
+  auto* rank_of_slot = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(kSlots + 1)));
+  if (k > 0) {
+    rank_kernel<Key><<<grid_for(k, kBlockThreads), kBlockThreads, 0, stream>>>(
+        keys + others, slots + others, k, empty_stored, kSlots, capacity, rank_of_slot, values);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+  int64_t* ranks = inverse;
+  if (ranks == nullptr && counts != nullptr) {
+    ranks = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(n)));
+  }
+  if (ranks != nullptr) {
+    inverse_kernel<<<grid_for(n, kBlockThreads), kBlockThreads, 0, stream>>>(slot_of, rank_of_slot, n, ranks);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+  if (counts != nullptr) {
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(int64_t) * size_t(capacity), stream));
+    auto* dropped = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t)));
+    histogram::launch(ranks, n, histogram::IndexBins<int64_t>{k}, nullptr, DType::kInt64, counts, dropped,
+                      /*deterministic=*/false, workspace, stream);  // integer counts: exact either way
+  }
+  if (capacity > k) {
+    Key fill;
+    memcpy(&fill, &fill_bits, sizeof(Key));
+    fill_kernel<Key><<<grid_for(capacity - k, kBlockThreads), kBlockThreads, 0, stream>>>(values, k, capacity, fill);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+  GPUPRIM_CUDA_CHECK(cudaMemcpyAsync(num_unique, state + hash_table::kStateSize, sizeof(int64_t),
+                                     cudaMemcpyDeviceToDevice, stream));
+  return true;
+}
+
+}  // namespace
+
+void unique_cuda_launch(const void* x, DType type, int64_t n, int64_t capacity, bool exact, uint64_t fill_bits,
+                        void* values, int64_t* inverse, int64_t* counts, int64_t* num_unique, Workspace& workspace,
+                        cudaStream_t stream) {
+  dispatch<AllTypes>("unique", type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+      // The sized form never syncs, and only the sort path's work does not depend on the distinct count.
+      if (exact && n >= kHashPathMinItems && capacity >= n &&
+          unique_hashed<T>(static_cast<const T*>(x), n, capacity, fill_bits, static_cast<T*>(values), inverse,
+                           counts, num_unique, workspace, stream)) {
+        return;
+      }
+    }
+    unique_sorted<T>(static_cast<const T*>(x), n, capacity, fill_bits, values, inverse, counts, num_unique,
+                     workspace, stream);
+  });
+}
+
+}  // namespace gpuprim
