@@ -36,11 +36,11 @@ def reference_router(logits, k, score="softmax", renormalize=True, bias=None, nu
         size = experts // num_groups
         grouped = choice.view(tokens, num_groups, size)
         group_scores = grouped.sort(-1, descending=True).values[..., :min(2, size)].sum(-1)
-        kept = group_scores.sort(-1, descending=True, stable=True).indices[:, :topk_groups]
+        kept = group_scores.sort(dim=-1, descending=True, stable=True).indices[:, :topk_groups]
         mask = torch.zeros(tokens, num_groups, dtype=torch.bool, device=x.device).scatter_(1, kept, True)
         choice = choice.masked_fill(~mask.repeat_interleave(size, 1), float("-inf"))
     if ids is None:
-        ids = choice.sort(-1, descending=True, stable=True).indices[:, :k]
+        ids = choice.sort(dim=-1, descending=True, stable=True).indices[:, :k]
     gates = scores.gather(1, ids)
     if renormalize:
         gates = gates / gates.sum(-1, keepdim=True)
