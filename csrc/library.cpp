@@ -59,9 +59,11 @@ TORCH_LIBRARY(gpuprim, m) {
   // expert_ids, gates, E, capacity, pad_to, drop) -> (counts, offsets, slots, token_ids, num_dropped): the fields
   // of gpuprim.Routing. 1 <= k <= E. A composite of the two ops (their kernels, autograd and fake kernels apply);
   // differentiable in logits through gates. No host sync.
+  // bias, num_groups, topk_groups, scaling, gate_dtype: topk_gating's.
   m.def("moe_route(Tensor logits, int k, str score=\"softmax\", bool renormalize=True, int? capacity=None,"
-        " int pad_to=1, str drop=\"position\") -> (Tensor gates, Tensor expert_ids, Tensor counts, Tensor offsets,"
-        " Tensor slots, Tensor token_ids, Tensor num_dropped)",
+        " int pad_to=1, str drop=\"position\", Tensor? bias=None, int? num_groups=None, int? topk_groups=None,"
+        " float scaling=1.0, ScalarType? gate_dtype=None) -> (Tensor gates, Tensor expert_ids, Tensor counts,"
+        " Tensor offsets, Tensor slots, Tensor token_ids, Tensor num_dropped)",
         tags);
   // Routing metadata from top-k expert choices [T, k] (gates [T, k] only compared, for drop="score"):
   // counts [E] kept per expert, offsets [E + 1] (each expert's block padded to a multiple of pad_to),
@@ -79,6 +81,16 @@ TORCH_LIBRARY(gpuprim, m) {
   // dropped (-1) choices add nothing; gates None: weight 1. Bitwise deterministic, no host sync.
   m.def("moe_unpermute(Tensor expert_out, Tensor slots, Tensor? gates=None) -> Tensor", tags);
   // Gradients of moe_unpermute: (grad_expert_out [R, H], grad_gates [T, k] if gates_grad else [0]).
+  // Router training losses, from the routing's expert_ids [T, k] and scores [T, E]. kind "switch": the load
+  // balancing loss E * sum_e (tokens routed to e / T) * mean_t probs[t, e] (probs = softmax(scores) in fp32 if
+  // scores_are_logits); kind "z": mean_t logsumexp(scores[t])^2 (scores are logits). fp32 scalar, no host sync,
+  // differentiable in scores, deterministic.
+  m.def("moe_aux_loss(Tensor expert_ids, Tensor scores, int num_experts, str kind=\"switch\","
+        " bool scores_are_logits=True) -> Tensor",
+        tags);
+  // Auxiliary-loss-free balancing: bias + rate * sign(mean(counts) - counts) (counts [E] per expert, exact
+  // integer comparison), bias's dtype. No host sync, not differentiable.
+  m.def("moe_update_bias(Tensor bias, Tensor counts, float rate) -> Tensor", tags);
   m.def("moe_unpermute_backward(Tensor grad, Tensor expert_out, Tensor slots, Tensor? gates, bool gates_grad)"
         " -> (Tensor grad_expert_out, Tensor grad_gates)", tags);
   // ---- topk (issue #4) ----
@@ -93,7 +105,12 @@ TORCH_LIBRARY(gpuprim, m) {
   // ---- topk_gating (issue #4) ----
   // MoE router: scores (softmax over all E in fp32, or sigmoid) of logits [T, E], the k best experts per
   // token (by logit, ties -> lower expert index) and their gates, optionally divided by their sum.
-  m.def("topk_gating(Tensor logits, int k, str score=\"softmax\", bool renormalize=True)"
+  // bias [E] (added to the scores for the selection only) or num_groups / topk_groups (keep the topk_groups
+  // best of num_groups equal groups of experts by the sum of their top-2 biased scores, then the k best inside
+  // them): experts ranked by score + bias in fp32 instead of by logit. Gates times scaling, in gate_dtype
+  // (fp32 by default).
+  m.def("topk_gating(Tensor logits, int k, str score=\"softmax\", bool renormalize=True, Tensor? bias=None,"
+        " int? num_groups=None, int? topk_groups=None, float scaling=1.0, ScalarType? gate_dtype=None)"
         " -> (Tensor gates, Tensor expert_ids)",
         tags);
   // Gradient of topk_gating with respect to logits (fp32 math, logits' dtype).

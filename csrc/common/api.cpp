@@ -98,10 +98,28 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tenso
 
 // ---- MoE token routing ----
 MoeRouting moe_route(const at::Tensor& logits, int64_t k, c10::string_view score, bool renormalize,
-                     std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
-  static const auto op = find_op<MoeRouting(const at::Tensor&, int64_t, c10::string_view, bool, std::optional<int64_t>,
-                                            int64_t, c10::string_view)>("gpuprim::moe_route");
-  return op.call(logits, k, score, renormalize, capacity, pad_to, drop);
+                     std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop,
+                     const std::optional<at::Tensor>& bias, std::optional<int64_t> num_groups,
+                     std::optional<int64_t> topk_groups, double scaling, std::optional<at::ScalarType> gate_dtype) {
+  static const auto op =
+      find_op<MoeRouting(const at::Tensor&, int64_t, c10::string_view, bool, std::optional<int64_t>, int64_t,
+                         c10::string_view, const std::optional<at::Tensor>&, std::optional<int64_t>,
+                         std::optional<int64_t>, double, std::optional<at::ScalarType>)>("gpuprim::moe_route");
+  return op.call(logits, k, score, renormalize, capacity, pad_to, drop, bias, num_groups, topk_groups, scaling,
+                 gate_dtype);
+}
+
+at::Tensor moe_aux_loss(const at::Tensor& expert_ids, const at::Tensor& scores, int64_t num_experts,
+                        c10::string_view kind, bool scores_are_logits) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, int64_t, c10::string_view, bool)>(
+      "gpuprim::moe_aux_loss");
+  return op.call(expert_ids, scores, num_experts, kind, scores_are_logits);
+}
+
+at::Tensor moe_update_bias(const at::Tensor& bias, const at::Tensor& counts, double rate) {
+  static const auto op =
+      find_op<at::Tensor(const at::Tensor&, const at::Tensor&, double)>("gpuprim::moe_update_bias");
+  return op.call(bias, counts, rate);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata(
@@ -156,11 +174,13 @@ at::Tensor topk_backward(const at::Tensor& grad_values, const at::Tensor& indice
 
 // ---- topk_gating (issue #4) ----
 std::tuple<at::Tensor, at::Tensor> topk_gating(const at::Tensor& logits, int64_t k, c10::string_view score,
-                                               bool renormalize) {
-  static const auto op =
-      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, c10::string_view, bool)>(
-          "gpuprim::topk_gating");
-  return op.call(logits, k, score, renormalize);
+                                               bool renormalize, const std::optional<at::Tensor>& bias,
+                                               std::optional<int64_t> num_groups, std::optional<int64_t> topk_groups,
+                                               double scaling, std::optional<at::ScalarType> gate_dtype) {
+  static const auto op = find_op<std::tuple<at::Tensor, at::Tensor>(
+      const at::Tensor&, int64_t, c10::string_view, bool, const std::optional<at::Tensor>&, std::optional<int64_t>,
+      std::optional<int64_t>, double, std::optional<at::ScalarType>)>("gpuprim::topk_gating");
+  return op.call(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling, gate_dtype);
 }
 
 at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,

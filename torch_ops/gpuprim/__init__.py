@@ -30,7 +30,7 @@ from gpuprim.index_add import (  # noqa: E402
 )
 from gpuprim.masked_select import masked_select  # noqa: E402
 from gpuprim.moe_permute import moe_permute  # noqa: E402
-from gpuprim.moe_route import Routing, moe_route, moe_route_metadata  # noqa: E402
+from gpuprim.moe_route import Routing, moe_aux_loss, moe_route, moe_route_metadata, moe_update_bias  # noqa: E402
 from gpuprim.moe_unpermute import moe_unpermute  # noqa: E402
 from gpuprim.run_length_encode import run_length_encode  # noqa: E402
 from gpuprim.segment_reduce import segment_reduce  # noqa: E402
@@ -63,9 +63,11 @@ __all__ = [
     "is_validating",
     "masked_select",
     "mean",
+    "moe_aux_loss",
     "moe_permute",
     "moe_route",
     "moe_route_metadata",
+    "moe_update_bias",
     "moe_unpermute",
     "Routing",
     "nn",

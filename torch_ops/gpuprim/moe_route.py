@@ -33,7 +33,9 @@ _moe_route = torch.ops.gpuprim.moe_route.default
 
 @reports_input_errors
 def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bool = True,
-              capacity: Optional[int] = None, pad_to: int = 1, drop: str = "position") -> Routing:
+              capacity: Optional[int] = None, pad_to: int = 1, drop: str = "position",
+              bias: Optional[Tensor] = None, num_groups: Optional[int] = None, topk_groups: Optional[int] = None,
+              scaling: float = 1.0, gate_dtype: Optional[torch.dtype] = None) -> Routing:
     """Routes T tokens to their top-k of E experts and lays them out expert by expert.
 
     Args:
@@ -45,6 +47,9 @@ def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bo
         pad_to: each expert's block of rows is padded up to a multiple of this (grouped-GEMM tiles), >= 1.
         drop: with a capacity, ``"position"`` keeps each expert's earliest tokens, ``"score"`` its highest
             gates (ties to the lower token index).
+        bias, num_groups, topk_groups, scaling, gate_dtype: :func:`gpuprim.topk_gating`'s options
+            (DeepSeek-V3's router: ``score="sigmoid", bias=e_score_correction_bias, num_groups=n_group,
+            topk_groups=topk_group, scaling=routed_scaling_factor``; Qwen-style: ``gate_dtype=hidden.dtype``).
 
     Returns:
         :class:`Routing`. The number of permuted rows R is fixed by the arguments — T*k + E*(pad_to-1) without
@@ -55,9 +60,56 @@ def moe_route(logits: Tensor, k: int, *, score: str = "softmax", renormalize: bo
     One call of ``torch.ops.gpuprim.moe_route`` (topk_gating, then moe_route_metadata, composed in C++, which
     also checks the arguments); the op returns topk_gating's (gates, expert_ids) first.
     """
-    gates, expert_ids, counts, offsets, slots, token_ids, num_dropped = _moe_route(logits, k, score, renormalize,
-                                                                                  capacity, pad_to, drop)
+    gates, expert_ids, counts, offsets, slots, token_ids, num_dropped = _moe_route(
+        logits, k, score, renormalize, capacity, pad_to, drop, bias, num_groups, topk_groups, scaling, gate_dtype)
     return Routing(expert_ids, gates, counts, offsets, slots, token_ids, num_dropped)
+
+
+@reports_input_errors
+def moe_aux_loss(routing: Optional[Routing], logits: Optional[Tensor] = None, *, probs: Optional[Tensor] = None,
+                 kind: str = "switch") -> Tensor:
+    """A router training loss, an fp32 scalar (no host sync, deterministic, differentiable in logits / probs).
+
+    Args:
+        routing: the :class:`Routing` of these tokens (its ``expert_ids`` count the tokens per expert, before
+            any capacity drop); unused for ``kind="z"``.
+        logits: ``[T, E]`` router logits (probabilities are their softmax over E, in fp32). Or
+        probs: ``[T, E]`` router probabilities as the model defines them (e.g. sigmoid scores).
+        kind: ``"switch"``: the load-balancing loss of Switch / GShard, as HF's ``load_balancing_loss_func``
+            computes it, ``E * sum_e (tokens routed to e / T) * mean_t probs[t, e]`` (each of a token's k choices
+            counts; divide by k for DeepSeek's normalization); minimal (1 for k = 1) when balanced.
+            ``"z"``: the router z-loss ``mean_t logsumexp(logits[t])^2`` (needs logits).
+
+    Multiply by the loss coefficient and add to the training loss.
+    """
+    if (logits is None) == (probs is None):
+        raise ValueError("gpuprim.moe_aux_loss: give exactly one of logits and probs")
+    scores = logits if logits is not None else probs
+    assert scores is not None
+    if routing is None:
+        if kind != "z":
+            raise ValueError("gpuprim.moe_aux_loss: routing is needed for kind='switch'")
+        ids = torch.empty((scores.shape[0], 0), dtype=torch.long, device=scores.device)
+    else:
+        ids = routing.expert_ids
+    return torch.ops.gpuprim.moe_aux_loss.default(ids, scores, scores.shape[-1], kind, logits is not None)
+
+
+@reports_input_errors
+def moe_update_bias(bias: Tensor, counts: Tensor, rate: float) -> Tensor:
+    """One step of auxiliary-loss-free load balancing (DeepSeek-V3): ``bias + rate * sign(mean(counts) - counts)``.
+
+    Args:
+        bias: ``[E]`` the routing bias passed to :func:`moe_route` / :func:`gpuprim.topk_gating` (``bias=``).
+        counts: ``[E]`` tokens per expert, e.g. ``routing.counts`` (summed over micro-batches or ranks first if
+            needed). Integer counts are compared exactly (``sum(counts)`` against ``E * counts[e]``).
+        rate: the bias update speed (DeepSeek-V3: 0.001).
+
+    Returns a new tensor of ``bias``' dtype (update in place with ``bias.copy_(...)`` under ``torch.no_grad()``).
+    Overloaded experts go down, underloaded ones up, balanced ones stay. No host sync, deterministic, not
+    differentiable.
+    """
+    return torch.ops.gpuprim.moe_update_bias.default(bias, counts, float(rate))
 
 
 @reports_input_errors

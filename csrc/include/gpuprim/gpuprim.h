@@ -84,7 +84,15 @@ using MoeRouting = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at
 // 1 <= k <= E. No host sync. Differentiable in logits (through gates).
 MoeRouting moe_route(const at::Tensor& logits, int64_t k, c10::string_view score = "softmax", bool renormalize = true,
                      std::optional<int64_t> capacity = std::nullopt, int64_t pad_to = 1,
-                     c10::string_view drop = "position");
+                     c10::string_view drop = "position", const std::optional<at::Tensor>& bias = std::nullopt,
+                     std::optional<int64_t> num_groups = std::nullopt,
+                     std::optional<int64_t> topk_groups = std::nullopt, double scaling = 1.0,
+                     std::optional<at::ScalarType> gate_dtype = std::nullopt);
+// Router losses from expert_ids [T, k] and scores [T, E]: kind "switch" (load balancing) or "z"; fp32 scalar.
+at::Tensor moe_aux_loss(const at::Tensor& expert_ids, const at::Tensor& scores, int64_t num_experts,
+                        c10::string_view kind = "switch", bool scores_are_logits = true);
+// bias + rate * sign(mean(counts) - counts): the auxiliary-loss-free balancing step.
+at::Tensor moe_update_bias(const at::Tensor& bias, const at::Tensor& counts, double rate);
 // (counts [E], offsets [E + 1], slots [T, k], token_ids [R], num_dropped [1]), int64, from top-k expert ids
 // [T, k] and their gates (compared for drop = "score"); see csrc/library.cpp. No host sync. Not differentiable.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_metadata(
@@ -118,8 +126,14 @@ at::Tensor topk_backward(const at::Tensor& grad_values, const at::Tensor& indice
 // (gates fp32 [T, k], expert_ids int64 [T, k]) of logits [T, E] (fp32/fp16/bf16): the k experts with the
 // largest logits (ties -> lower index), best first; gates = softmax over all E (fp32) or sigmoid of
 // their logits, divided by their sum if renormalize. Identical bits on CPU and CUDA. Differentiable in logits.
+// bias [E] (selection only), num_groups / topk_groups (group-limited selection), scaling and gate_dtype: see
+// csrc/library.cpp. With bias or groups, experts are ranked by score + bias.
 std::tuple<at::Tensor, at::Tensor> topk_gating(const at::Tensor& logits, int64_t k, c10::string_view score = "softmax",
-                                               bool renormalize = true);
+                                               bool renormalize = true,
+                                               const std::optional<at::Tensor>& bias = std::nullopt,
+                                               std::optional<int64_t> num_groups = std::nullopt,
+                                               std::optional<int64_t> topk_groups = std::nullopt, double scaling = 1.0,
+                                               std::optional<at::ScalarType> gate_dtype = std::nullopt);
 // The gradient of topk_gating with respect to logits.
 at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
                                 const at::Tensor& expert_ids, c10::string_view score, bool renormalize);

@@ -74,9 +74,13 @@ int64_t moe_route_check(const at::Tensor& logits, int64_t k, std::optional<int64
 namespace {
 
 MoeRouting moe_route_composite(const at::Tensor& logits, int64_t k, c10::string_view score, bool renormalize,
-                               std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop) {
+                               std::optional<int64_t> capacity, int64_t pad_to, c10::string_view drop,
+                               const std::optional<at::Tensor>& bias, std::optional<int64_t> num_groups,
+                               std::optional<int64_t> topk_groups, double scaling,
+                               std::optional<at::ScalarType> gate_dtype) {
   const int64_t experts = moe_route_check(logits, k, capacity, pad_to, drop);
-  auto gating = gpuprim::topk_gating(logits, k, score, renormalize);  // (gates, expert_ids)
+  auto gating = gpuprim::topk_gating(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling,
+                                     gate_dtype);  // (gates, expert_ids)
   auto metadata =
       gpuprim::moe_route_metadata(std::get<1>(gating), std::get<0>(gating), experts, capacity, pad_to, drop);
   return std::tuple_cat(std::move(gating), std::move(metadata));

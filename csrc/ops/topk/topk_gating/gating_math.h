@@ -78,6 +78,37 @@ GPUPRIM_HD float sigmoid_fp32(float x) {
   return 1.0f / denominator;
 }
 
+// A sum rounded on its own (the device's add is never contracted with a neighbouring multiply).
+GPUPRIM_HD float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+// The float of a ranking key: logit_key's inverse (zero comes back as +0.0, every NaN as one NaN).
+GPUPRIM_HD float key_value(uint32_t key) {
+  return bits_to_float(KeyCodec<uint32_t>{KeyKind::kFloat, kFloat32InfBits, /*descending=*/false}.decode(key));
+}
+
+// Keeps the two largest keys seen, first >= second; 0 means none (logit_key never returns 0). The result
+// depends only on the set of keys offered, not on their order, so a warp can merge lanes' pairs in any order.
+GPUPRIM_HD void keep_top2(uint32_t key, uint32_t& first, uint32_t& second) {
+  if (key > first) {
+    second = first;
+    first = key;
+  } else if (key > second) {
+    second = key;
+  }
+}
+
+// A group's score in group-limited routing: the sum of its two best biased scores (its best alone for a group
+// of one expert).
+GPUPRIM_HD float top2_sum(uint32_t first, uint32_t second) {
+  return second != 0 ? add_rn(key_value(first), key_value(second)) : key_value(first);
+}
+
 // The unnormalised score of a selected logit: exp(logit - max) for softmax, sigmoid(logit).
 GPUPRIM_HD float raw_score(Score score, float logit, float max_logit) {
   if (score == Score::kSoftmax) {

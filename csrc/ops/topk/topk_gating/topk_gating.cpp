@@ -20,9 +20,50 @@ gating::Score topk_gating_check(const at::Tensor& logits, const c10::SymInt& k, 
   return score == "softmax" ? gating::Score::kSoftmax : gating::Score::kSigmoid;
 }
 
-std::tuple<at::Tensor, at::Tensor> topk_gating_outputs(const at::Tensor& logits, int64_t k) {
+GatingOptions topk_gating_options_check(const at::Tensor& logits, const c10::SymInt& k,
+                                        const std::optional<at::Tensor>& bias, std::optional<int64_t> num_groups,
+                                        std::optional<int64_t> topk_groups, double scaling,
+                                        std::optional<at::ScalarType> gate_dtype) {
+  constexpr const char* op = "topk_gating";
+  GatingOptions options;
+  options.scaling = scaling;
+  if (bias.has_value()) {
+    GPUPRIM_CHECK_DTYPE(at::isFloatingType(bias->scalar_type()), op, "bias", "a floating-point tensor",
+                        bias->scalar_type());
+    GPUPRIM_CHECK_ARG(bias->dim() == 1 && bias->sym_size(0) == logits.sym_size(1), op, "bias",
+                      c10::str("1-D [num_experts = ", logits.sym_size(1), "]"), bias->sym_sizes());
+    check_same_device(op, logits, "bias", *bias);
+    options.bias = bias;
+  }
+  GPUPRIM_CHECK_ARG(num_groups.has_value() == topk_groups.has_value(), op, "topk_groups",
+                    "given together with num_groups", topk_groups.has_value() ? "given alone" : "None");
+  if (num_groups.has_value()) {
+    // The group size shapes the selection: a model constant, specialized under torch.compile.
+    const int64_t experts = logits.sym_size(1).guard_int(__FILE__, __LINE__);
+    GPUPRIM_CHECK_ARG(*num_groups >= 1 && experts % *num_groups == 0, op, "num_groups",
+                      c10::str(">= 1 and a divisor of the number of experts ", experts), *num_groups);
+    GPUPRIM_CHECK_ARG(*topk_groups >= 1 && *topk_groups <= *num_groups, op, "topk_groups",
+                      c10::str("in [1, num_groups = ", *num_groups, "]"), *topk_groups);
+    const int64_t eligible = *topk_groups * (experts / *num_groups);
+    GPUPRIM_CHECK_ARG(k <= eligible, op, "k",
+                      c10::str("<= topk_groups * experts per group = ", eligible, " with group-limited selection"),
+                      k);
+    options.num_groups = *num_groups;
+    options.topk_groups = *topk_groups;
+  }
+  if (gate_dtype.has_value()) {
+    const auto type = *gate_dtype;
+    GPUPRIM_CHECK_DTYPE(type == at::kFloat || type == at::kHalf || type == at::kBFloat16, op, "gate_dtype",
+                        "float32, float16 or bfloat16", type);
+    options.gate_dtype = type;
+  }
+  return options;
+}
+
+std::tuple<at::Tensor, at::Tensor> topk_gating_outputs(const at::Tensor& logits, int64_t k,
+                                                       at::ScalarType gate_dtype) {
   const int64_t tokens = logits.size(0);
-  return {at::empty({tokens, k}, logits.options().dtype(at::kFloat)),
+  return {at::empty({tokens, k}, logits.options().dtype(gate_dtype)),
           at::empty({tokens, k}, logits.options().dtype(at::kLong))};
 }
 

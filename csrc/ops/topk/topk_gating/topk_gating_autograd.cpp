@@ -9,34 +9,59 @@
 namespace gpuprim {
 namespace {
 
+// Saves the fp32 gates before scaling and gate_dtype (the backward's formulas need them exactly); with either
+// option the forward runs the kernel without them and applies them here (the same bits: one fp32 multiply,
+// then a round to nearest even). Without a gradient to compute, the kernel applies them itself.
 class TopkGatingFunction : public torch::autograd::Function<TopkGatingFunction> {
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
-                                                int64_t k, c10::string_view score, bool renormalize) {
+                                                int64_t k, c10::string_view score, bool renormalize,
+                                                const std::optional<at::Tensor>& bias,
+                                                std::optional<int64_t> num_groups,
+                                                std::optional<int64_t> topk_groups, double scaling,
+                                                std::optional<at::ScalarType> gate_dtype) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    auto [gates, expert_ids] = gpuprim::topk_gating(logits, k, score, renormalize);
+    auto [gates, expert_ids] =
+        gpuprim::topk_gating(logits, k, score, renormalize, bias, num_groups, topk_groups, 1.0, std::nullopt);
     ctx->saved_data["score"] = std::string(score);
     ctx->saved_data["renormalize"] = renormalize;
+    ctx->saved_data["scaling"] = scaling;
     ctx->save_for_backward({logits, gates, expert_ids});
+    at::Tensor out = scaling != 1.0 ? gates * scaling : gates;
+    if (gate_dtype.has_value() && *gate_dtype != at::kFloat) out = out.to(*gate_dtype);
     ctx->mark_non_differentiable({expert_ids});
     ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
-    return {gates, expert_ids};
+    return {out, expert_ids};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    if (!grads[0].defined()) return torch::autograd::variable_list(4);  // no gradient reached the output
+    // logits and the eight other arguments; bias changes only the selection: no gradient.
+    torch::autograd::variable_list result(9);
+    if (!grads[0].defined()) return result;  // no gradient reached the output
     const auto saved = ctx->get_saved_variables();
-    at::Tensor grad_logits =
-        gpuprim::topk_gating_backward(grads[0], saved[0], saved[1], saved[2], ctx->saved_data["score"].toStringRef(),
-                                      ctx->saved_data["renormalize"].toBool());
-    return {grad_logits, at::Tensor(), at::Tensor(), at::Tensor()};
+    const double scaling = ctx->saved_data["scaling"].toDouble();
+    at::Tensor grad = grads[0];
+    if (scaling != 1.0) grad = grad.to(at::kFloat) * scaling;
+    result[0] = gpuprim::topk_gating_backward(grad, saved[0], saved[1], saved[2],
+                                              ctx->saved_data["score"].toStringRef(),
+                                              ctx->saved_data["renormalize"].toBool());
+    return result;
   }
 };
 
 std::tuple<at::Tensor, at::Tensor> topk_gating_autograd(const at::Tensor& logits, int64_t k, c10::string_view score,
-                                                        bool renormalize) {
-  auto outputs = TopkGatingFunction::apply(logits, k, score, renormalize);
+                                                        bool renormalize, const std::optional<at::Tensor>& bias,
+                                                        std::optional<int64_t> num_groups,
+                                                        std::optional<int64_t> topk_groups, double scaling,
+                                                        std::optional<at::ScalarType> gate_dtype) {
+  const bool post = scaling != 1.0 || (gate_dtype.has_value() && *gate_dtype != at::kFloat);
+  if (post && !(at::GradMode::is_enabled() && logits.requires_grad())) {
+    at::AutoDispatchBelowADInplaceOrView guard;  // nothing to differentiate: the fused kernel does it all
+    return gpuprim::topk_gating(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling, gate_dtype);
+  }
+  auto outputs =
+      TopkGatingFunction::apply(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling, gate_dtype);
   return {outputs[0], outputs[1]};
 }
 

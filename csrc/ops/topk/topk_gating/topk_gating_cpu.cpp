@@ -97,12 +97,21 @@ void topk_gating_rows_cpu(const T* logits, int64_t tokens, int64_t experts, int6
 }
 
 std::tuple<at::Tensor, at::Tensor> topk_gating_cpu(const at::Tensor& logits, int64_t k, c10::string_view score,
-                                                   bool renormalize) {
+                                                   bool renormalize, const std::optional<at::Tensor>& bias,
+                                                   std::optional<int64_t> num_groups,
+                                                   std::optional<int64_t> topk_groups, double scaling,
+                                                   std::optional<at::ScalarType> gate_dtype) {
   const gating::Score kind = topk_gating_check(logits, k, score);
+  const GatingOptions options =
+      topk_gating_options_check(logits, k, bias, num_groups, topk_groups, scaling, gate_dtype);
   const int64_t tokens = logits.size(0), experts = logits.size(1);
   at::Tensor gates, expert_ids;
-  std::tie(gates, expert_ids) = topk_gating_outputs(logits, k);
+  std::tie(gates, expert_ids) = topk_gating_outputs(logits, k, options.gate_dtype);
   if (gates.numel() == 0) return {gates, expert_ids};
+  if (options.routed()) {
+    topk_gating_routed_cpu(logits, k, kind, renormalize, options, gates, expert_ids);
+    return {gates, expert_ids};
+  }
   const at::Tensor input = logits.contiguous();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "gpuprim_topk_gating_cpu", [&] {
     topk_gating_rows_cpu<scalar_t>(input.const_data_ptr<scalar_t>(), tokens, experts, k, kind, renormalize,

@@ -19,6 +19,26 @@ void topk_gating_fused_launch(const void* logits, DType type, int64_t tokens, in
                               gating::Score score, bool renormalize, float* gates, int64_t* expert_ids,
                               cudaStream_t stream);
 
+// The options of a routed call (topk_gating with bias, groups, scaling or a gate dtype), as the kernel takes them.
+struct GatingRoute {
+  const float* bias;    // [experts], or nullptr
+  int num_groups;       // 0: no group-limited selection; else a divisor of experts
+  int topk_groups;      // groups kept, in [1, num_groups]
+  float scaling;        // every gate's factor
+  bool by_score;        // rank by score + bias (bias or groups given) instead of by logit
+  DType gate_type;      // gates' dtype: float32, float16 or bfloat16
+};
+
+// The routed kernel (one warp per token, logits in registers) takes up to this many experts (and kGatingFusedMaxK).
+constexpr int64_t kGatingRoutedMaxExperts = 1024;
+
+// Fused router step with options (topk_gating_routed_cuda.cu) for contiguous logits [tokens, experts]
+// (tokens, k >= 1, experts <= kGatingRoutedMaxExperts, k <= kGatingFusedMaxK): gates [tokens, k] of
+// route.gate_type and expert_ids. The same bits as the CPU kernel (topk_gating_routed_cpu.cpp).
+void topk_gating_routed_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k,
+                               gating::Score score, bool renormalize, const GatingRoute& route, void* gates,
+                               int64_t* expert_ids, cudaStream_t stream);
+
 // Gates of already chosen expert_ids [tokens, k] (best first), for any experts and k: the same bits
 // as the fused kernel and the CPU kernel.
 void topk_gating_gates_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k,

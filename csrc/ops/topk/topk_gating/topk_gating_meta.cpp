@@ -7,10 +7,15 @@ namespace gpuprim {
 namespace {
 
 std::tuple<at::Tensor, at::Tensor> topk_gating_meta(const at::Tensor& logits, int64_t k, c10::string_view score,
-                                                    bool /*renormalize*/) {
+                                                    bool /*renormalize*/, const std::optional<at::Tensor>& bias,
+                                                    std::optional<int64_t> num_groups,
+                                                    std::optional<int64_t> topk_groups, double scaling,
+                                                    std::optional<at::ScalarType> gate_dtype) {
   topk_gating_check(logits, k, score);
+  const GatingOptions options =
+      topk_gating_options_check(logits, k, bias, num_groups, topk_groups, scaling, gate_dtype);
   const std::vector<c10::SymInt> sizes{logits.sym_size(0), c10::SymInt(k)};
-  return {at::empty_symint(sizes, logits.options().dtype(at::kFloat)),
+  return {at::empty_symint(sizes, logits.options().dtype(options.gate_dtype)),
           at::empty_symint(sizes, logits.options().dtype(at::kLong))};
 }
 
