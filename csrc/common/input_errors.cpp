@@ -38,6 +38,10 @@ const char* input_op_name(InputOp op) {
     case InputOp::kMoeUnpermute: return "moe_unpermute";
     case InputOp::kMoeUnpermuteBackward: return "moe_unpermute (backward)";
     case InputOp::kTopkBackward: return "topk (backward)";
+    case InputOp::kSpmm: return "spmm";
+    case InputOp::kSpmmBackward: return "spmm (backward)";
+    case InputOp::kCsrTranspose: return "csr_transpose";
+    case InputOp::kBfs: return "bfs";
     case InputOp::kNone: case InputOp::kCount: break;
   }
   return "<an op>";
@@ -52,6 +56,9 @@ const char* input_arg_name(InputArg argument) {
     case InputArg::kExpertIds: return "expert_ids";
     case InputArg::kTokenIds: return "token_ids";
     case InputArg::kSlots: return "slots";
+    case InputArg::kCrow: return "crow";
+    case InputArg::kCol: return "col";
+    case InputArg::kSources: return "sources";
     case InputArg::kCount: break;
   }
   return "<an argument>";
