@@ -8,6 +8,8 @@ from torch import Tensor
 
 from gpuprim._determinism import is_deterministic
 from gpuprim._errors import reports_input_errors
+from gpuprim._validate import is_validating
+from gpuprim.spmm import _validate_csr
 
 
 @reports_input_errors
@@ -40,14 +42,23 @@ def bfs(
     :func:`gpuprim.is_deterministic` (then CPU and CUDA agree), any such neighbour otherwise (CUDA; the CPU
     always takes the smallest).
 
-    Sync: on CUDA the host reads a done flag after 16, 48, 112, ... levels (once for most graphs); with
-    ``max_depth`` small enough (<= 16) it never syncs. Bad input raises on the CPU; on CUDA bad crow/col/source
-    values are skipped and reported at the next gpuprim call (:class:`gpuprim.InputError`).
+    Sync: on CUDA the host reads a done flag once the search could have reached depth 16, then after batches
+    that double (one sync for most graphs); with ``max_depth <= 16`` it never syncs (CUDA graphs can capture it).
+    Bad input raises on the CPU, and on CUDA in validate mode (:func:`gpuprim.set_validate`); otherwise on CUDA
+    bad crow/col/source values are skipped and reported at the next gpuprim call (:class:`gpuprim.InputError`).
     """
     if isinstance(source, Tensor):
         sources = source.reshape(-1)
     else:
         ids = [int(source)] if isinstance(source, int) else [int(s) for s in source]
         sources = torch.tensor(ids, dtype=torch.int64, device=crow.device)
+    if is_validating():
+        _validate_csr("bfs", crow, col, crow.numel() - 1)
+        ids = sources.long().cpu()
+        bad = (ids < 0) | (ids >= crow.numel() - 1)
+        if bool(bad.any()):
+            at = int(torch.nonzero(bad)[0])
+            raise IndexError(f"gpuprim.bfs: sources[{at}] = {int(ids[at])} is out of range for dimension 0 of size "
+                             f"{crow.numel() - 1}")
     return torch.ops.gpuprim.bfs.default(crow, col, sources, max_depth=max_depth, direction=direction,
                                          symmetric=symmetric, deterministic=is_deterministic())

@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 
 from gpuprim._errors import reports_input_errors
+from gpuprim._validate import is_validating
 
 
 def _unpack_csr(
@@ -57,14 +58,17 @@ def spmm(
     order depends on the shape only, so results are bitwise reproducible (gpu_to_gpu, whatever the flag) and
     the CPU kernel gives the same bits as the CUDA kernel. No host sync; no float atomics.
 
-    Bad structure raises on the CPU (ValueError / IndexError naming crow or col). On CUDA, bad crow entries
-    are clamped and bad col entries skipped, and the next gpuprim call raises :class:`gpuprim.InputError`.
+    Bad structure raises on the CPU (ValueError / IndexError naming crow or col), and on CUDA in validate mode
+    (:func:`gpuprim.set_validate`, a sync). Otherwise on CUDA, bad crow entries are clamped and bad col entries
+    skipped, and the next gpuprim call raises :class:`gpuprim.InputError`.
 
     Differentiable in ``values`` and ``dense`` for ``sum`` and ``mean`` (dense's gradient is the transposed
     product, through :func:`csr_transpose`; values' is the registered ``gpuprim::spmm_backward``). max/min
     have no backward yet.
     """
     crow, col, values, dense = _unpack_csr(crow, col, values, dense)
+    if is_validating():
+        _validate_csr("spmm", crow, col, dense.size(0) if dense.dim() > 0 else 0)
     return torch.ops.gpuprim.spmm.default(crow, col, values, dense, reduce)
 
 
@@ -78,4 +82,32 @@ def csr_transpose(crow: Tensor, col: Tensor, num_cols: int) -> Tuple[Tensor, Ten
     Exact integers (a stable radix sort on CUDA, a counting sort on the CPU): the same on both. No host sync.
     Bad structure raises on the CPU; on CUDA it is recorded (:class:`gpuprim.InputError` at the next call).
     """
+    if is_validating():
+        _validate_csr("csr_transpose", crow, col, num_cols)
     return torch.ops.gpuprim.csr_transpose.default(crow, col, num_cols)
+
+
+def _validate_csr(op: str, crow: Tensor, col: Tensor, num_cols: int) -> None:
+    """Validate mode (gpuprim.set_validate): the CSR rules checked on the host at the call, in the wording the
+    CPU kernels and the device records use."""
+    if crow.dim() != 1 or col.dim() != 1 or crow.numel() == 0 or crow.is_floating_point():
+        return  # the op's own checks report shapes and dtypes
+    c = crow.long().cpu()
+    if int(c[0]) != 0:
+        raise ValueError(f"gpuprim.{op}: crow[0] = {int(c[0])} must be 0")
+    steps = c[1:] - c[:-1]
+    if bool((steps < 0).any()):
+        r = int(torch.nonzero(steps < 0)[0]) + 1
+        raise ValueError(f"gpuprim.{op}: crow[{r}] = {int(c[r])} is less than crow[{r - 1}] = {int(c[r - 1])} "
+                         "(crow must be non-decreasing)")
+    nnz = col.numel()
+    if int(c[-1]) != nnz:
+        last = int(c[-1])
+        rule = (f"is past the end: greater than {nnz}, the length it indexes" if last > nnz
+                else f"must be {nnz}, the length it must cover")
+        raise ValueError(f"gpuprim.{op}: crow[{c.numel() - 1}] = {last} {rule}")
+    k = col.long().cpu()
+    bad = (k < 0) | (k >= num_cols)
+    if bool(bad.any()):
+        at = int(torch.nonzero(bad)[0])
+        raise IndexError(f"gpuprim.{op}: col[{at}] = {int(k[at])} is out of range for dimension 0 of size {num_cols}")

@@ -5,8 +5,8 @@
 
 #include "common/cuda_workspace.h"
 #include "common/torch_utils.h"
-#include "include/gpuprim/gpuprim.h"
 #include "ops/graph/bfs/bfs.h"
+#include "ops/graph/csr_transpose/csr_transpose_launch.h"
 
 namespace gpuprim {
 namespace {
@@ -22,13 +22,21 @@ std::tuple<at::Tensor, at::Tensor> bfs_cuda(const at::Tensor& crow, const at::Te
   if (vertices == 0) return {distance, parent};
   const at::Tensor crow_c = crow.contiguous(), col_c = col.contiguous();
   const at::Tensor sources64 = sources.to(at::kLong).contiguous();
+  TorchWorkspace workspace(crow.device());
+  const InputCheck col_check = errors.check(InputArg::kCol, InputRule::kOutOfRange, vertices);
   at::Tensor crow_t, col_t;  // in-edges for the pull direction
   if (args.direction != BfsDirection::kTopDown) {
     if (symmetric) {
       crow_t = crow_c;
       col_t = col_c;
-    } else {
-      std::tie(crow_t, col_t, std::ignore) = gpuprim::csr_transpose(crow_c, col_c, vertices);
+    } else {  // csr_transpose's launcher, so that bad input is reported as bfs's
+      crow_t = at::empty({vertices + 1}, crow_c.options());
+      col_t = at::empty({edges}, crow_c.options());
+      const at::Tensor perm = at::empty({edges}, crow_c.options().dtype(at::kLong));
+      csr_transpose_cuda_launch(crow_c.const_data_ptr(), col_c.const_data_ptr(), to_dtype(crow.scalar_type()),
+                                vertices, vertices, edges, errors.check(InputArg::kCrow, InputRule::kNotAtEnd, edges),
+                                col_check, crow_t.mutable_data_ptr(), col_t.mutable_data_ptr(),
+                                perm.mutable_data_ptr<int64_t>(), workspace, current_stream());
     }
   }
   const BfsGraph graph{crow_c.const_data_ptr(),
@@ -39,11 +47,10 @@ std::tuple<at::Tensor, at::Tensor> bfs_cuda(const at::Tensor& crow, const at::Te
                        vertices,
                        edges,
                        /*in_edges_sorted=*/!symmetric};
-  TorchWorkspace workspace(crow.device());
   bfs_cuda_launch(graph, sources64.const_data_ptr<int64_t>(), sources64.numel(), args.max_depth, args.direction,
                   resolve_deterministic(deterministic),
                   errors.check(InputArg::kSources, InputRule::kOutOfRange, vertices),
-                  errors.check(InputArg::kCol, InputRule::kOutOfRange, vertices), distance.mutable_data_ptr<int32_t>(),
+                  col_check, distance.mutable_data_ptr<int32_t>(),
                   parent.mutable_data_ptr<int64_t>(), workspace, current_stream());
   return {distance, parent};
 }

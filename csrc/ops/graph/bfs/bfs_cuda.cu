@@ -29,7 +29,7 @@ constexpr int64_t kNoParent = std::numeric_limits<int64_t>::max();  // until the
 struct BfsTuning {
   static constexpr int64_t kPullAlpha = 14;
   static constexpr int64_t kPushBeta = 24;
-  static constexpr int64_t kFirstBatch = 16;  // levels queued before the first read of the done flag
+  static constexpr int64_t kFirstDepth = 16;  // depth searched before the first read of the done flag
 };
 
 struct Control {
@@ -224,7 +224,7 @@ void run(const BfsGraph& graph, const int64_t* sources, int64_t num_sources, int
   // Level L's control launch stops the search once L >= max_depth: no more launches are needed after it.
   const int64_t level_bound = std::min<int64_t>(max_depth, vertices) + 1;
   int64_t queued = 0;
-  for (int64_t batch = BfsTuning::kFirstBatch; queued < level_bound; batch *= 2) {
+  for (int64_t batch = BfsTuning::kFirstDepth + 1; queued < level_bound; batch *= 2) {  // + 1: level 0 too
     for (int64_t i = 0; i < batch && queued < level_bound; ++i, ++queued) {
       control_kernel<<<1, 1, 0, stream>>>(control, vertices, max_depth, direction);
       GPUPRIM_LAUNCH_CHECK();

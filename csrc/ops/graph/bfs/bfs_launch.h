@@ -28,7 +28,7 @@ struct BfsGraph {
 
 // distance int32 [vertices] and parent int64 [vertices] (written in full) of the search from `sources`
 // (int64 [num_sources]; out-of-range ones recorded and skipped). Expands at most max_depth levels. Syncs with
-// the host once per batch of levels to read the termination flag (batches grow: 16, 32, ... levels).
+// the host once per batch of levels to read the termination flag (first after depth 16, then doubling batches; never when max_depth <= 16).
 void bfs_cuda_launch(const BfsGraph& graph, const int64_t* sources, int64_t num_sources, int64_t max_depth,
                      BfsDirection direction, bool deterministic, const InputCheck& source_check,
                      const InputCheck& col_check, int32_t* distance, int64_t* parent, Workspace& workspace,
