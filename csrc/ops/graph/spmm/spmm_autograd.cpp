@@ -37,10 +37,12 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
                       "'sum' or 'mean' to be differentiated (max/min have no backward yet)", "'" + reduce + "'");
     const at::Tensor& grad = grads[0];
     at::Tensor grad_values, grad_dense;
-    if (ctx->saved_data["weighted"].toBool() && ctx->needs_input_grad(2)) {
+    // needs_input_grad counts tensor inputs only: values, when None, takes no slot.
+    const bool weighted = ctx->saved_data["weighted"].toBool();
+    if (weighted && ctx->needs_input_grad(2)) {
       grad_values = gpuprim::spmm_backward(grad, crow, col, dense, reduce);
     }
-    if (ctx->needs_input_grad(3)) {
+    if (ctx->needs_input_grad(weighted ? 3 : 2)) {
       at::Tensor scaled = grad;
       if (reduce == "mean") {  // each row's gradient over its length (empty rows: nothing flows)
         const at::Tensor lengths = crow.diff().clamp_min(1).to(grad.scalar_type());
