@@ -82,7 +82,7 @@ def main() -> None:
             loss = nn.functional.cross_entropy(m(features, crow, col, use), labels)
             loss.backward()
             opt.step()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
         print(f"step {step}: loss gpuprim {losses[0]:.6f}  reference {losses[1]:.6f}")
         assert abs(losses[0] - losses[1]) <= 1e-4 * max(1.0, abs(losses[1])), "the loss curves diverge"
 

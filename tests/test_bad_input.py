@@ -231,9 +231,10 @@ CASES = [
          ValueError, says("spmm", "crow", "2")),
     Case("csr_transpose-col=-1", "csr_transpose", "col", "-1", graph_op("csr_transpose", (0, 2, 3), (1, -1, 2)),
          IndexError, says("csr_transpose", "col", "-1")),
-    Case("bfs-sources=V", "bfs", "sources", "V + 2", graph_op("bfs", (0, 2, 3), (1, 0, 2), sources=[5]),
-         IndexError, says("bfs", "sources", "5")),
-    Case("bfs-col=V", "bfs", "col", "V", graph_op("bfs", (0, 2, 3), (1, 3, 2)), IndexError, says("bfs", "col", "3")),
+    Case("bfs-sources=V", "bfs", "sources", "V + 2", graph_op("bfs", (0, 2, 3, 3), (1, 0, 2), (0, 2, 3, 3),
+         sources=[5]), IndexError, says("bfs", "sources", "5")),
+    Case("bfs-col=V", "bfs", "col", "V", graph_op("bfs", (0, 2, 3, 3), (1, 3, 2), (0, 2, 3, 3)), IndexError,
+         says("bfs", "col", "3")),
     # ---- histogram (bounds: an argument check at the call, on every device)
     Case("histogram-hi=inf", "histogram", "hi", "inf", histogram(0.0, float("inf")), ValueError,
          r"gpuprim\.histogram: lo and hi must be finite", on_device=False),
