@@ -54,11 +54,11 @@ def bfs(
         sources = torch.tensor(ids, dtype=torch.int64, device=crow.device)
     if is_validating():
         _validate_csr("bfs", crow, col, crow.numel() - 1)
-        ids = sources.long().cpu()
-        bad = (ids < 0) | (ids >= crow.numel() - 1)
+        host = sources.long().cpu()
+        bad = (host < 0) | (host >= crow.numel() - 1)
         if bool(bad.any()):
             at = int(torch.nonzero(bad)[0])
-            raise IndexError(f"gpuprim.bfs: sources[{at}] = {int(ids[at])} is out of range for dimension 0 of size "
+            raise IndexError(f"gpuprim.bfs: sources[{at}] = {int(host[at])} is out of range for dimension 0 of size "
                              f"{crow.numel() - 1}")
     return torch.ops.gpuprim.bfs.default(crow, col, sources, max_depth=max_depth, direction=direction,
                                          symmetric=symmetric, deterministic=is_deterministic())
