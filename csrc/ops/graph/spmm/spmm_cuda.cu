@@ -151,8 +151,14 @@ __global__ void __launch_bounds__(kThreads) fixup_kernel(const I* __restrict__ c
     if (r >= last.row || r >= shape.rows) continue;  // the tile ends no row
     const int64_t row_begin = merge_path::clamped_offset(crow, r, shape.nnz);
     if (first.nz <= row_begin) continue;  // the row began in this tile: stored by tile_kernel
-    int64_t s = tile - 1;
-    while (s > 0 && coords[s].row == r) --s;  // tiles s .. tile-1 end inside row r
+    // The tiles s .. tile-1 that end inside row r: s is the first tile whose end row is r (binary search: a
+    // row of millions of nonzeros spans many tiles).
+    int64_t lo = 1, hi = tile;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (coords[mid].row < r) lo = mid + 1; else hi = mid;
+    }
+    int64_t s = lo - 1;
     Acc total[Vec];
     bool any = false;
     const auto fold = [&](const Acc (&piece)[Vec]) {
