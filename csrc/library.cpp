@@ -180,6 +180,27 @@ TORCH_LIBRARY(gpuprim, m) {
         tags);
   // Whether each query is stored (bool, queries' shape).
   m.def("hash_map_contains(Tensor keys, Tensor values, Tensor state, Tensor queries) -> Tensor", tags);
+
+  // ---- graphs: CSR matrices (crow [rows + 1], col [nnz], int32 or int64 alike) ----
+  // [rows, F] (dense 1-D: [rows]) = the reduce ("sum", "mean", "max", "min") over each row's nonzeros k of
+  // values[k] * dense[col[k]] (values None: ones); empty rows give 0; fp16/bf16 accumulate in fp32. Merge-path
+  // order with fused multiply-adds: bitwise reproducible and equal on CPU and CUDA. No host sync.
+  m.def("spmm(Tensor crow, Tensor col, Tensor? values, Tensor dense, str reduce=\"sum\") -> Tensor", tags);
+  // Gradient of spmm (sum/mean) with respect to values: per nonzero, grad[row] . dense[col] (mean: / length).
+  m.def("spmm_backward(Tensor grad, Tensor crow, Tensor col, Tensor dense, str reduce) -> Tensor", tags);
+  // The transposed structure (crow_t [num_cols + 1], col_t [nnz], perm [nnz] int64: values_t = values[perm]),
+  // each row of the transpose in increasing row order. Exact integers, equal on CPU and CUDA; no host sync.
+  m.def("csr_transpose(Tensor crow, Tensor col, SymInt num_cols) -> (Tensor crow_t, Tensor col_t, Tensor perm)",
+        tags);
+  // Breadth-first search from 1-D sources over the graph's out-edges: (distance int32 [V], parent int64 [V]),
+  // -1 where unreached (or past max_depth); a source's parent is itself. direction: "auto" (push/pull switched
+  // on the device by the frontier's edge count), "top_down" or "bottom_up". symmetric: the graph is its own
+  // transpose (the pull direction then reads it; otherwise the op transposes it). Distances are deterministic;
+  // parents are the smallest-id neighbour one level closer when deterministic (None: torch's flag), any such
+  // neighbour otherwise. CUDA reads a termination flag once per batch of levels (one sync for most graphs).
+  m.def("bfs(Tensor crow, Tensor col, Tensor sources, *, int? max_depth=None, str direction=\"auto\","
+        " bool symmetric=False, bool? deterministic=None) -> (Tensor distance, Tensor parent)",
+        tags);
   // Waits for every device a gpuprim kernel has recorded bad input on, then raises IndexError (Python:
   // gpuprim.InputError) for the first violation recorded since the last report; CUDA ops otherwise report it
   // at their next call on that device, without a sync. Does nothing in a CPU-only build.

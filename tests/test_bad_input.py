@@ -152,6 +152,19 @@ def hash_map_insert(keys_bad, keys_good, capacity):
         table = gpuprim.HashMap.empty(capacity, device=device)
         table.insert(keys, keys * 10)
         return table.find(torch.tensor(keys_good, device=device), -1)
+
+
+def graph_op(op, crow_bad, col_bad, crow_good=(0, 2, 3), col_good=(1, 0, 2), sources=None):
+    """spmm / csr_transpose / bfs on a 3 x 3 CSR structure."""
+    def call(device, bad):
+        crow = torch.tensor(crow_bad if bad else crow_good, device=device)
+        col = torch.tensor(col_bad if bad else col_good, device=device)
+        if op == "spmm":
+            return gpuprim.spmm(crow, col, None, torch.arange(6.0, device=device).view(3, 2))
+        if op == "csr_transpose":
+            return gpuprim.csr_transpose(crow, col, 3)
+        with gpuprim.deterministic(True):
+            return gpuprim.bfs(crow, col, torch.tensor(sources if bad and sources else [0], device=device))
     return call
 
 
@@ -217,6 +230,19 @@ CASES = [
          segment_reduce([0, 5, 8]), ValueError, says("segment_reduce", "offsets", "8")),
     Case("segment_reduce-offsets-past-end", "segment_reduce", "offsets", "[0, 5, 12], 10 rows",
          segment_reduce([0, 5, 12], reduce="mean"), ValueError, says("segment_reduce", "offsets", "12")),
+    # ---- graph ops (crow offsets into col, col into dense's rows / the vertices, sources into the vertices)
+    Case("spmm-col=cols", "spmm", "col", "3 columns", graph_op("spmm", (0, 2, 3), (1, 3, 2)), IndexError,
+         says("spmm", "col", "3")),
+    Case("spmm-crow-decreasing", "spmm", "crow", "[0, 2, 1, 3]", graph_op("spmm", (0, 2, 1, 3), (1, 0, 2),
+         (0, 2, 2, 3)), ValueError, r"gpuprim\.spmm: .*crow.*non-decreasing"),
+    Case("spmm-crow-short", "spmm", "crow", "[0, 2], 3 nonzeros", graph_op("spmm", (0, 2), (1, 0, 2), (0, 3)),
+         ValueError, says("spmm", "crow", "2")),
+    Case("csr_transpose-col=-1", "csr_transpose", "col", "-1", graph_op("csr_transpose", (0, 2, 3), (1, -1, 2)),
+         IndexError, says("csr_transpose", "col", "-1")),
+    Case("bfs-sources=V", "bfs", "sources", "V + 2", graph_op("bfs", (0, 2, 3, 3), (1, 0, 2), (0, 2, 3, 3),
+         sources=[5]), IndexError, says("bfs", "sources", "5")),
+    Case("bfs-col=V", "bfs", "col", "V", graph_op("bfs", (0, 2, 3, 3), (1, 3, 2), (0, 2, 3, 3)), IndexError,
+         says("bfs", "col", "3")),
     # ---- histogram (bounds: an argument check at the call, on every device)
     Case("histogram-hi=inf", "histogram", "hi", "inf", histogram(0.0, float("inf")), ValueError,
          r"gpuprim\.histogram: lo and hi must be finite", on_device=False),
@@ -303,7 +329,7 @@ def test_table_covers_every_op_with_indices_offsets_or_ids():
     ops = {case.op for case in CASES}
     assert ops >= {"index_add", "index_add_", "scatter_add", "scatter_reduce", "scatter_reduce_", "embedding_bag",
                    "segment_reduce", "histogram", "moe_route_metadata", "moe_permute", "moe_unpermute",
-                   "topk", "topk_gating"}
+                   "topk", "topk_gating", "spmm", "csr_transpose", "bfs"}
 
 
 @pytest.mark.parametrize("device", [pytest.param(d, marks=[pytest.mark.gpu] if d == "cuda" else []) for d in DEVICES])

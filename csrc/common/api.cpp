@@ -288,6 +288,39 @@ at::Tensor hash_map_contains(const at::Tensor& keys, const at::Tensor& values, c
   return op.call(keys, values, state, queries);
 }
 
+// ---- graphs ----
+at::Tensor spmm(const at::Tensor& crow, const at::Tensor& col, const std::optional<at::Tensor>& values,
+                const at::Tensor& dense, c10::string_view reduce) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
+                                            const at::Tensor&, c10::string_view)>("gpuprim::spmm");
+  return op.call(crow, col, values, dense, reduce);
+}
+
+at::Tensor spmm_backward(const at::Tensor& grad, const at::Tensor& crow, const at::Tensor& col,
+                         const at::Tensor& dense, c10::string_view reduce) {
+  static const auto op = find_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                            const at::Tensor&, c10::string_view)>("gpuprim::spmm_backward");
+  return op.call(grad, crow, col, dense, reduce);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> csr_transpose(const at::Tensor& crow, const at::Tensor& col,
+                                                             c10::SymInt num_cols) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, c10::SymInt)>(
+          "gpuprim::csr_transpose");
+  return op.call(crow, col, std::move(num_cols));
+}
+
+std::tuple<at::Tensor, at::Tensor> bfs(const at::Tensor& crow, const at::Tensor& col, const at::Tensor& sources,
+                                       std::optional<int64_t> max_depth, c10::string_view direction, bool symmetric,
+                                       std::optional<bool> deterministic) {
+  static const auto op =
+      find_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                 std::optional<int64_t>, c10::string_view, bool,
+                                                 std::optional<bool>)>("gpuprim::bfs");
+  return op.call(crow, col, sources, max_depth, direction, symmetric, deterministic);
+}
+
 void check_errors() {
   static const auto op = find_op<void()>("gpuprim::check_errors");
   op.call();

@@ -39,6 +39,10 @@ const char* input_op_name(InputOp op) {
     case InputOp::kMoeUnpermuteBackward: return "moe_unpermute (backward)";
     case InputOp::kTopkBackward: return "topk (backward)";
     case InputOp::kHashMapInsert: return "HashMap.insert";
+    case InputOp::kSpmm: return "spmm";
+    case InputOp::kSpmmBackward: return "spmm (backward)";
+    case InputOp::kCsrTranspose: return "csr_transpose";
+    case InputOp::kBfs: return "bfs";
     case InputOp::kNone: case InputOp::kCount: break;
   }
   return "<an op>";
@@ -54,6 +58,9 @@ const char* input_arg_name(InputArg argument) {
     case InputArg::kTokenIds: return "token_ids";
     case InputArg::kSlots: return "slots";
     case InputArg::kKeys: return "keys";
+    case InputArg::kCrow: return "crow";
+    case InputArg::kCol: return "col";
+    case InputArg::kSources: return "sources";
     case InputArg::kCount: break;
   }
   return "<an argument>";

@@ -14,6 +14,7 @@ from gpuprim import distributed, nn  # noqa: E402
 from gpuprim._determinism import deterministic, is_deterministic, set_deterministic  # noqa: E402
 from gpuprim._errors import InputError, check_errors  # noqa: E402
 from gpuprim._validate import is_validating, set_validate, validate  # noqa: E402
+from gpuprim.bfs import bfs  # noqa: E402
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
@@ -37,6 +38,7 @@ from gpuprim.segment_reduce import segment_reduce  # noqa: E402
 from gpuprim.sort import argsort, sort  # noqa: E402
 from gpuprim.sort_pairs import sort_pairs  # noqa: E402
 from gpuprim.sort_values import sort_values  # noqa: E402
+from gpuprim.spmm import csr_transpose, spmm  # noqa: E402
 from gpuprim.sum import _set_reduce_config as _set_reduce_config  # noqa: E402  (tests tune the grid)
 from gpuprim.sum import mean, sum  # noqa: E402,A004
 from gpuprim.topk import topk  # noqa: E402
@@ -45,10 +47,12 @@ from gpuprim.unique import unique  # noqa: E402
 
 __all__ = [
     "argsort",
+    "bfs",
     "bincount",
     "build_info",
     "check_errors",
     "compact",
+    "csr_transpose",
     "cumsum",
     "deterministic",
     "distributed",
@@ -82,6 +86,7 @@ __all__ = [
     "sort",
     "sort_pairs",
     "sort_values",
+    "spmm",
     "sum",
     "topk",
     "topk_gating",

@@ -232,6 +232,24 @@ struct HashMap {
   int64_t capacity() const { return keys.numel(); }
 };
 
+// ---- graphs (CSR: crow [rows + 1], col [nnz], int32 or int64 alike) ----
+// [rows, F] (dense 1-D: [rows]) = the reduce ("sum", "mean", "max", "min") over each row's nonzeros k of
+// values[k] * dense[col[k]] (values nullopt: ones); empty rows give 0. Bitwise reproducible, CPU == CUDA.
+// Differentiable in values and dense for sum and mean.
+at::Tensor spmm(const at::Tensor& crow, const at::Tensor& col, const std::optional<at::Tensor>& values,
+                const at::Tensor& dense, c10::string_view reduce = "sum");
+// The gradient of spmm (sum/mean) with respect to values.
+at::Tensor spmm_backward(const at::Tensor& grad, const at::Tensor& crow, const at::Tensor& col,
+                         const at::Tensor& dense, c10::string_view reduce);
+// (crow_t, col_t, perm): the transposed structure; values of the transpose are values.index_select(0, perm).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> csr_transpose(const at::Tensor& crow, const at::Tensor& col,
+                                                             c10::SymInt num_cols);
+// (distance int32 [V], parent int64 [V]) of a breadth-first search from the 1-D sources; -1 where unreached.
+std::tuple<at::Tensor, at::Tensor> bfs(const at::Tensor& crow, const at::Tensor& col, const at::Tensor& sources,
+                                       std::optional<int64_t> max_depth = std::nullopt,
+                                       c10::string_view direction = "auto", bool symmetric = false,
+                                       std::optional<bool> deterministic = std::nullopt);
+
 // Waits for every CUDA device on which a gpuprim kernel recorded bad input data (an index, offset or id out
 // of range), then throws c10::IndexError naming the op, the argument, the position and the value of the first
 // violation recorded since the last report. Without it, CUDA ops report such errors at their next call on that

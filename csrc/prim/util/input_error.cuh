@@ -30,11 +30,17 @@ enum class InputOp : int32_t {
   kMoeUnpermuteBackward,
   kTopkBackward,
   kHashMapInsert,
+  kSpmm,
+  kSpmmBackward,
+  kCsrTranspose,
+  kBfs,
   kCount
 };
 
 // The argument that held the bad value, named as in the op's public signature.
-enum class InputArg : int32_t { kIndex, kIndices, kOffsets, kX, kExpertIds, kTokenIds, kSlots, kKeys, kCount };
+enum class InputArg : int32_t {
+  kIndex, kIndices, kOffsets, kX, kExpertIds, kTokenIds, kSlots, kKeys, kCrow, kCol, kSources, kCount
+};
 
 // The rule the value broke; the record's `bound` (and `dimension`) complete it.
 enum class InputRule : int32_t {

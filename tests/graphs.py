@@ -1,0 +1,121 @@
+"""Graph generators and checks shared by the spmm and bfs tests, benchmarks and examples/gnn_layer.py."""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import torch
+
+Csr = Tuple[torch.Tensor, torch.Tensor]
+
+
+def csr_from_lengths(lengths, num_cols: int, generator: torch.Generator, index_dtype=torch.int64) -> Csr:
+    """A CSR structure with the given row lengths and random (unsorted, maybe repeated) columns."""
+    lengths = torch.as_tensor(lengths, dtype=torch.int64)
+    crow = torch.zeros(lengths.numel() + 1, dtype=torch.int64)
+    crow[1:] = lengths.cumsum(0)
+    nnz = int(crow[-1])
+    col = torch.randint(0, max(num_cols, 1), (nnz,), generator=generator) if num_cols > 0 else torch.zeros(0)
+    return crow.to(index_dtype), col.to(torch.int64).to(index_dtype)
+
+
+def coo_to_csr(rows: torch.Tensor, cols: torch.Tensor, num_rows: int, index_dtype=torch.int64) -> Csr:
+    """Sorted by (row, col); duplicates kept."""
+    order = torch.argsort(rows * max(int(cols.max()) + 1 if cols.numel() else 1, 1) + cols, stable=True)
+    rows, cols = rows[order], cols[order]
+    crow = torch.zeros(num_rows + 1, dtype=torch.int64, device=rows.device)
+    crow[1:] = torch.bincount(rows, minlength=num_rows).cumsum(0)
+    return crow.to(index_dtype), cols.to(index_dtype)
+
+
+def kronecker_edges(scale: int, edge_factor: int, generator: torch.Generator, device="cpu",
+                    abc: Tuple[float, float, float] = (0.57, 0.19, 0.19)) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Graph500's Kronecker generator (initiator A, B, C = 0.57, 0.19, 0.19; D the rest), vertex ids permuted."""
+    n, m = 1 << scale, edge_factor << scale
+    a, b, c = abc
+    ab, c_norm, a_norm = a + b, c / (1 - (a + b)), a / (a + b)
+    src = torch.zeros(m, dtype=torch.int64, device=device)
+    dst = torch.zeros(m, dtype=torch.int64, device=device)
+    for bit in range(scale):  # draws on the generator's device (a CUDA generator for the benchmark sizes)
+        r1 = torch.rand(m, generator=generator, device=generator.device).to(device)
+        r2 = torch.rand(m, generator=generator, device=generator.device).to(device)
+        src_bit = (r1 > ab).long()
+        dst_bit = (r2 > (c_norm * src_bit + a_norm * (1 - src_bit))).long()
+        src += src_bit << bit
+        dst += dst_bit << bit
+    perm = torch.randperm(n, generator=generator, device=generator.device).to(device)
+    return perm[src], perm[dst]
+
+
+def kronecker_graph(scale: int, edge_factor: int, seed: int = 1, device="cpu", index_dtype=torch.int64) -> Csr:
+    """An undirected Kronecker graph in CSR (each edge stored both ways, self loops dropped)."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    src, dst = kronecker_edges(scale, edge_factor, g, device)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    rows, cols = torch.cat([src, dst]), torch.cat([dst, src])
+    return coo_to_csr(rows, cols, 1 << scale, index_dtype)
+
+
+def power_law_lengths(rows: int, mean: float, generator: torch.Generator, alpha: float = 2.1) -> torch.Tensor:
+    """Row lengths with a Pareto tail (a few very long rows), mean about `mean`."""
+    u = torch.rand(rows, generator=generator, dtype=torch.float64)
+    x = (1 - u) ** (-1 / (alpha - 1))  # Pareto(alpha - 1) >= 1
+    return (x * mean * (alpha - 2) / (alpha - 1)).clamp(max=rows).long()
+
+
+def bfs_reference(crow: torch.Tensor, col: torch.Tensor, sources, max_depth: Optional[int] = None):
+    """Level-synchronous BFS in pure PyTorch on crow's device (frontier as a tensor, index_select + scatter):
+    (distance int32, parent int64 = the smallest neighbour one level closer), -1 where unreached."""
+    device = crow.device
+    crow, col = crow.long(), col.long()
+    n = crow.numel() - 1
+    dist = torch.full((n,), -1, dtype=torch.int32, device=device)
+    parent = torch.full((n,), -1, dtype=torch.int64, device=device)
+    frontier = torch.unique(torch.as_tensor(sources, dtype=torch.int64).reshape(-1).to(device))
+    dist[frontier] = 0
+    parent[frontier] = frontier
+    deg = crow[1:] - crow[:-1]
+    level = 0
+    while frontier.numel() and (max_depth is None or level < max_depth):
+        counts = deg.index_select(0, frontier)
+        total = int(counts.sum())
+        src = torch.repeat_interleave(frontier, counts, output_size=total)
+        starts = torch.repeat_interleave(crow.index_select(0, frontier) - (counts.cumsum(0) - counts), counts,
+                                         output_size=total)
+        dst = col.index_select(0, starts + torch.arange(total, device=device))
+        new = dist.index_select(0, dst) == -1
+        src, dst = src[new], dst[new]
+        best = torch.full((n,), n, dtype=torch.int64, device=device).scatter_reduce(0, dst, src, "amin")
+        frontier = torch.unique(dst)
+        dist[frontier] = level + 1
+        parent[frontier] = best.index_select(0, frontier)
+        level += 1
+    return dist, parent
+
+
+def validate_bfs(crow: torch.Tensor, col: torch.Tensor, sources, dist: torch.Tensor, parent: torch.Tensor,
+                 expected_dist: torch.Tensor) -> None:
+    """Graph500's rules for a BFS tree, plus distances equal to the reference's (on crow's device):
+    sources are their own parents at distance 0; every other reached vertex's parent is reached, one level
+    closer and has an edge to it; unreached vertices have parent -1; the tree spans exactly the reached ones."""
+    device = crow.device
+    crow, col = crow.long(), col.long()
+    dist, parent = dist.to(device), parent.to(device)
+    n = crow.numel() - 1
+    assert dist.dtype == torch.int32 and parent.dtype == torch.int64 and dist.shape == parent.shape == (n,)
+    assert torch.equal(dist, expected_dist.to(device)), "distances differ from the reference"
+    sources = torch.as_tensor(sources, dtype=torch.int64).reshape(-1).to(device)
+    assert bool((dist[sources] == 0).all()) and torch.equal(parent[sources], sources), "sources"
+    reached = dist >= 0
+    assert bool((parent[~reached] == -1).all()), "an unreached vertex has a parent"
+    assert bool((parent[reached] >= 0).all()), "a reached vertex has no parent"
+    others = torch.nonzero(reached & (dist > 0)).flatten()
+    p = parent[others]
+    assert bool((dist[p] == dist[others] - 1).all()), "a parent is not one level closer"
+    # The edge p -> v exists: its key p * n + v is among the sorted edge keys.
+    rows = torch.repeat_interleave(torch.arange(n, device=device), crow[1:] - crow[:-1])
+    keys = torch.sort(rows * n + col).values
+    query = p * n + others
+    assert keys.numel() > 0 or query.numel() == 0, "edges missing"
+    at = torch.searchsorted(keys, query).clamp(max=max(keys.numel() - 1, 0))
+    assert bool((keys[at] == query).all()), "a parent has no edge to its child"
