@@ -125,7 +125,8 @@ def test_bool_matches_torch(device, reduce, include_self):
         mine = input.clone()
         gpuprim.scatter_add_(mine, 0, index, src)
         assert torch.equal(mine, input.scatter_add(0, index, src))
-    run_opcheck(torch.ops.gpuprim.scatter_reduce.default, (input, 0, index, src, reduce), {"include_self": include_self})
+    run_opcheck(torch.ops.gpuprim.scatter_reduce.default, (input, 0, index, src, reduce),
+                {"include_self": include_self})
 
 
 def test_bool_mean_refused_like_torch(device):

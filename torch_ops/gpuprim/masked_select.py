@@ -31,11 +31,11 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
 
     ``x`` and ``mask`` are broadcast to their common shape (torch.broadcast_tensors), as
     torch.masked_select does. Returns the kept elements of that broadcast ``x`` (bit copies,
-    row-major order) in a 1-D tensor of exactly that many elements. SYNCS with the host to size the result (as torch.masked_select does): use
-    :func:`gpuprim.compact` to stay asynchronous or CUDA-graph capturable. Under torch.compile the size
-    is a data-dependent symbol (the fake kernel), so graphs trace through it (``fullgraph=True``).
-    Differentiable in floating ``x`` (the gradient goes back to the kept positions, summed over the
-    dims ``x`` was broadcast along). CUDA: compact's
+    row-major order) in a 1-D tensor of exactly that many elements. SYNCS with the host to size the
+    result (as torch.masked_select does): use :func:`gpuprim.compact` to stay asynchronous or
+    CUDA-graph capturable. Under torch.compile the size is a data-dependent symbol (the fake kernel),
+    so graphs trace through it (``fullgraph=True``). Differentiable in floating ``x`` (the gradient
+    goes back to the kept positions, summed over the dims ``x`` was broadcast along). CUDA: compact's
     one-pass kernel into a scratch buffer, the count read on the host, the kept prefix copied out.
     """
     return torch.ops.gpuprim.masked_select.default(x, mask)

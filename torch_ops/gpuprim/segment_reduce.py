@@ -58,9 +58,10 @@ def segment_reduce(
     order); max/min agree exactly (up to the sign of a zero).
 
     Differentiable in ``src``. prod's gradient is torch's: grad * out / src in a segment without zeros,
-    the product of the other values at a segment's only zero, 0 elsewhere. For max/min the whole gradient of each output element goes to the first row
-    (lowest index) of its segment holding the extreme value in that column (ties: lowest index wins; a NaN
-    result sends it to the first NaN). The backward is the registered op ``gpuprim::segment_reduce_backward``.
+    the product of the other values at a segment's only zero, 0 elsewhere. For max/min the whole
+    gradient of each output element goes to the first row (lowest index) of its segment holding the
+    extreme value in that column (ties: lowest index wins; a NaN result sends it to the first NaN).
+    The backward is the registered op ``gpuprim::segment_reduce_backward``.
     """
     if isinstance(offsets_or_reduce, str):  # torch.segment_reduce(data, reduce, ...)
         if reduce is not None:
