@@ -86,8 +86,7 @@ def test_segment_prod_matches_torch(device, dtype):
     close(gpuprim.segment_reduce(data, offsets, "prod"), expected)
     close(gpuprim.segment_reduce(data, "prod", lengths=lengths), expected)
     close(gpuprim.segment_reduce(data, reduce="prod", offsets=offsets, axis=0), expected)
-    close(gpuprim.segment_reduce(data.T, "prod", offsets=offsets, axis=1),
-          torch.segment_reduce(data.T.contiguous(), "prod", offsets=offsets, axis=1))
+    close(gpuprim.segment_reduce(data.T, "prod", offsets=offsets, axis=1), expected.T)
     assert_deterministic(lambda: gpuprim.segment_reduce(data, offsets, "prod"))
 
 

@@ -1,9 +1,11 @@
 """PyTorch's own OpInfo samples (torch.testing._internal's op_db) for the torch ops gpuprim mirrors, run
 through gpuprim and compared with torch: outputs, and float64 gradients with the same grad_output.
 
-Each sample is matched, or refused for a reason listed in REFUSALS (complex dtypes, and the differences
-README's "Drop-in parity with torch" section documents). Anything else (a mismatch, or an error that is
-not a listed refusal) fails. The per-op report (tried / matched / refused) is printed (pytest -s).
+16-bit inputs of the ops that compute in fp32 are compared with torch's op on the float64 values (rounded
+to the dtype): gpuprim rounds once where torch rounds along the way. Each sample is matched, or refused
+for a reason listed in REFUSALS (complex dtypes, and the differences README's "Drop-in parity with torch"
+section documents). Anything else (a mismatch, or an error that is not a listed refusal) fails. The
+per-op report (tried / matched / refused) is printed (pytest -s).
 """
 from __future__ import annotations
 
@@ -120,6 +122,21 @@ GPUPRIM_DTYPES = {
 }
 
 
+# gpuprim computes 16-bit inputs in fp32 (fp64 for histogram's bins) and rounds once, where torch rounds
+# to 16 bits along the way: there the reference is torch's op on float64 values, rounded to the dtype.
+WIDE_ARITHMETIC = {"sum", "mean", "cumsum", "index_add", "scatter_add", "scatter_reduce", "_segment_reduce",
+                   "nn.functional.embedding_bag", "histc"}
+
+
+def wide_reference(info, x, args, kw, dtype):
+    def wide(t):
+        return t.double() if torch.is_tensor(t) and t.dtype == dtype else t
+    out = info.op(wide(x), *(wide(a) for a in args), **{k: wide(v) for k, v in kw.items()})
+    if torch.is_tensor(out):
+        return out.to(dtype) if out.dtype == torch.float64 else out
+    return tuple(t.to(dtype) if torch.is_tensor(t) and t.dtype == torch.float64 else t for t in out)
+
+
 def op_infos():
     common = pytest.importorskip("torch.testing._internal.common_methods_invocations")
     return [op for op in common.op_db if op.name in ADAPTERS]
@@ -189,10 +206,10 @@ def run_sample(info, adapter, sample, dtype, tally) -> None:
     except Refused as r:
         tally[f"refused: {r.args[0]}"] += 1
         return
-    theirs = info.op(x, *args, **kw)
-    if name == "histc" and dtype in (torch.float16, torch.bfloat16):
-        # histogram's bin arithmetic is float64 (exact); torch.histc's in 16 bits moves values at bin edges.
-        theirs = info.op(x.double(), *args, **kw).to(dtype)
+    if dtype in (torch.float16, torch.bfloat16) and name in WIDE_ARITHMETIC:
+        theirs = wide_reference(info, x, args, kw, dtype)
+    else:
+        theirs = info.op(x, *args, **kw)
     compare(name, ours, theirs, x, args, kw)
     if dtype == torch.float64 and info.supports_autograd and name not in ("topk", "sort"):
         ours_grads = grads_of(adapter, x, args, kw, seed=tally["tried"])
