@@ -34,8 +34,8 @@ def segment_reduce(
 
     torch.segment_reduce's form works too: ``segment_reduce(data, reduce, lengths=..., offsets=...,
     axis=..., unsafe=..., initial=...)``. ``lengths`` (1-D, the segment sizes) is an alternative to
-    ``offsets`` (turned into offsets on the device, no sync); ``axis`` is ``dim``; ``unsafe`` is accepted
-    and ignored (offsets are never checked on the device; see validate mode below). ``initial`` joins
+    ``offsets`` (turned into offsets on the device, no sync); ``axis`` is ``dim``; with ``unsafe=True``,
+    as torch, rows past the last offset belong to no segment (instead of an error). ``initial`` joins
     every segment as torch's does: sum adds it, prod multiplies by it, max/min compare with it, mean
     gives (sum + initial) / count, and an empty segment gives ``initial``. 2-D (batched) offsets or
     lengths are not supported.
@@ -81,25 +81,37 @@ def segment_reduce(
         raise TypeError("gpuprim.segment_reduce: offsets (or lengths) is required")
     if is_validating():
         _validate_offsets(src, offsets, reduce, dim)
-    out = torch.ops.gpuprim.segment_reduce.default(src, offsets, reduce, dim)
+    if initial is not None and reduce in ("sum", "mean"):  # from an fp32 (fp64) sum: one rounding, as torch
+        wide = torch.float64 if src.dtype == torch.float64 else torch.float32
+        total = _segment_op(src.to(wide), offsets, "sum", dim, unsafe) + initial
+        counts = _counts(offsets, total.dim(), dim)
+        return (total / counts.clamp_min(1) if reduce == "mean" else total).to(src.dtype)
+    out = _segment_op(src, offsets, reduce, dim, unsafe)
     if reduce == "prod" or initial is not None:
         out = _with_initial(out, offsets, reduce, dim, initial)
     return out
 
 
+def _segment_op(src: Tensor, offsets: Tensor, reduce: str, dim: int, unsafe: bool) -> Tensor:
+    if unsafe:  # torch's unchecked form: rows past the last offset belong to no segment (one extra, dropped)
+        padded = torch.cat([offsets, offsets.new_full((1,), src.size(dim))])
+        return torch.ops.gpuprim.segment_reduce.default(src, padded, reduce, dim).narrow(dim, 0, offsets.numel() - 1)
+    return torch.ops.gpuprim.segment_reduce.default(src, offsets, reduce, dim)
+
+
+def _counts(offsets: Tensor, ndim: int, dim: int) -> Tensor:
+    """Segment sizes, shaped to broadcast against the output along ``dim``."""
+    return (offsets[1:] - offsets[:-1]).view([-1] + [1] * (ndim - dim % ndim - 1))
+
+
 def _with_initial(out: Tensor, offsets: Tensor, reduce: str, dim: int, initial: Optional[float]) -> Tensor:
     """Folds ``initial`` into every segment as torch.segment_reduce does; empty segments get ``initial``
     (prod without it: 1). Tensor ops only: no sync, differentiable."""
-    dim = dim % out.dim()
-    counts = (offsets[1:] - offsets[:-1]).view([-1] + [1] * (out.dim() - dim - 1))
+    counts = _counts(offsets, out.dim(), dim)
     fill = 1.0 if initial is None else initial
     if initial is not None:
-        if reduce == "sum":
-            out = out + initial
-        elif reduce == "prod":
+        if reduce == "prod":
             out = out * initial
-        elif reduce == "mean":
-            out = (out * counts + initial) / counts.clamp_min(1)
         elif reduce == "max":
             out = torch.clamp_min(out, initial)
         elif reduce == "min":
