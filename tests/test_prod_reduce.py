@@ -21,8 +21,8 @@ def values(shape, dtype, device, seed, zeros=0.2):
 
 def close(ours, theirs):
     if ours.dtype.is_floating_point:
-        torch.testing.assert_close(ours, theirs, equal_nan=True, rtol=2e-2 if ours.dtype in (torch.bfloat16, torch.float16) else 1e-5,
-                                   atol=1e-5)
+        rtol = 2e-2 if ours.dtype in (torch.bfloat16, torch.float16) else 1e-5
+        torch.testing.assert_close(ours, theirs, equal_nan=True, rtol=rtol, atol=1e-5)
     else:
         assert torch.equal(ours, theirs)
 
