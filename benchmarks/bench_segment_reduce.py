@@ -5,7 +5,8 @@ python3 benchmarks/bench_segment_reduce.py --out DIR [--cub-bin PATH] [--quick]
 Bytes per call = src read + output written + offsets read. The issue's targets: sum over [16M rows, 128] fp32
 with (a) uniform 64-row segments (256K segments) and (b) one giant segment, both >= 70% of the same run's copy
 bandwidth. Inputs are small integers (in float dtypes too), so every partial sum is exact in any order and
-gpuprim must match the anchors bit for bit before it is timed.
+gpuprim must match the anchors bit for bit before it is timed (prod's products of -1/0/1 too). prod's target:
+within 1.2x of sum's time on the same case.
 CUB has no anchor for this layout (DeviceSegmentedReduce reduces 1-D segments of contiguous items, not rows of
 a [N, D] tensor); the D=1 case is where one would fit (see the report).
 """
@@ -38,16 +39,16 @@ def _anchors(src: torch.Tensor, offsets: torch.Tensor, segment_rows: int, reduce
     rows, segments = src.shape[0], offsets.numel() - 1
     anchors: Dict[str, Callable] = {}
     if segments == 1:
-        dense = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[reduce]
+        dense = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin, "prod": torch.prod}[reduce]
         anchors["torch_dense"] = lambda: dense(src, 0, keepdim=True)
         anchors["torch_segment_reduce"] = lambda: torch.segment_reduce(src, reduce, offsets=offsets, axis=0,
-                                                                       unsafe=True, initial=0)
+                                                                       unsafe=True, initial=float(reduce == "prod"))
         return anchors
     if rows % segment_rows == 0:
-        dense = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[reduce]
+        dense = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin, "prod": torch.prod}[reduce]
         anchors["torch_dense"] = lambda: dense(src.view(segments, segment_rows, *src.shape[1:]), 1)
     anchors["torch_segment_reduce"] = lambda: torch.segment_reduce(src, reduce, offsets=offsets, axis=0,
-                                                                   unsafe=True, initial=0)
+                                                                   unsafe=True, initial=float(reduce == "prod"))
     if reduce == "sum":
         segment_ids = torch.repeat_interleave(torch.arange(segments, device=src.device), offsets.diff())
         out = torch.zeros((segments,) + tuple(src.shape[1:]), dtype=src.dtype, device=src.device)
@@ -90,6 +91,8 @@ def cases(quick: bool) -> List[dict]:
         dict(case="sum_giant_d128_f32", rows=rows, d=128, segment_rows=rows, dtype=torch.float32, reduce="sum"),
         dict(case="max_uniform64_d128_f32", rows=rows, d=128, segment_rows=64, dtype=torch.float32, reduce="max"),
         dict(case="max_giant_d128_f32", rows=rows, d=128, segment_rows=rows, dtype=torch.float32, reduce="max"),
+        dict(case="prod_uniform64_d128_f32", rows=rows, d=128, segment_rows=64, dtype=torch.float32, reduce="prod"),
+        dict(case="prod_giant_d128_f32", rows=rows, d=128, segment_rows=rows, dtype=torch.float32, reduce="prod"),
         dict(case="mean_uniform1024_d128_bf16", rows=rows, d=128, segment_rows=1024, dtype=torch.bfloat16,
              reduce="mean"),
         dict(case="sum_uniform1024_d1_f32", rows=rows * 16, d=1, segment_rows=1024, dtype=torch.float32,

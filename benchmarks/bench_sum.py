@@ -7,6 +7,8 @@ they are counted). gpuprim is bitwise reproducible (exact binned accumulation); 
 are not order-independent, so results are only checked for closeness before timing, plus a
 run-to-run bitwise check of gpuprim. Goals (issue 7): fp32 256M >= 0.9x CUB and >= 0.9x torch.sum;
 rows [65536, 4096] >= 0.9x torch.sum(dim=1); <= 1M elements within 1.5x torch.sum's latency.
+Integer sums (exact int64, CUB DeviceReduce / DeviceSegmentedReduce) are checked equal to torch.sum;
+goal: int32 256M >= 0.9x torch.sum and >= 90% of copy bandwidth.
 """
 from __future__ import annotations
 
@@ -45,9 +47,14 @@ def torch_sum(x: torch.Tensor, dim) -> torch.Tensor:
 
 def _measure(case: str, shape: Sequence[int], dtype: torch.dtype, dim, cub_bin: Optional[str],
              cub_case: Optional[str], series: Optional[str]) -> List[timing.Row]:
-    x = torch.randn(tuple(shape), device=timing.DEVICE, dtype=dtype)
-    ours = gpuprim_sum(x, dim)
-    _check(ours, torch_sum(x, dim), x, dim, f"gpuprim.sum {case}")
+    if dtype.is_floating_point:
+        x = torch.randn(tuple(shape), device=timing.DEVICE, dtype=dtype)
+        ours = gpuprim_sum(x, dim)
+        _check(ours, torch_sum(x, dim), x, dim, f"gpuprim.sum {case}")
+    else:  # integer sums are exact: equal to torch's
+        x = torch.randint(-1000, 1000, tuple(shape), device=timing.DEVICE).to(dtype)
+        ours = gpuprim_sum(x, dim)
+        timing.assert_equal(ours, torch_sum(x, dim), f"gpuprim.sum {case}")
     bytes_moved = x.numel() * x.element_size() + ours.numel() * ours.element_size()
     del ours
     common = dict(bytes_moved=bytes_moved, shape=shape, dtype=dtype, numel=x.numel())
@@ -57,7 +64,7 @@ def _measure(case: str, shape: Sequence[int], dtype: torch.dtype, dim, cub_bin: 
         timing.record(OP, case, "gpuprim", timing.bench(lambda: gpuprim_sum(x, dim)), **common),
         timing.record(OP, case, "torch", timing.bench(lambda: torch_sum(x, dim)), **common),
     ]
-    if dim is None:
+    if dim is None and dtype.is_floating_point:
         rows.append(timing.record(OP, case, "gpuprim_mean", timing.bench(lambda: gpuprim.mean(x)), **common))
     del x
     if cub_case:
@@ -84,6 +91,12 @@ def cases(quick: bool) -> List[dict]:
         dict(case=f"bf16_{timing.human_count(n)}", shape=(n,), dtype=torch.bfloat16, dim=None, cub_case=None,
              series=None),
         dict(case=f"fp64_{timing.human_count(n // 2)}", shape=(n // 2,), dtype=torch.float64, dim=None,
+             cub_case=None, series=None),
+        dict(case=f"int32_{timing.human_count(n)}", shape=(n,), dtype=torch.int32, dim=None, cub_case=None,
+             series=None),
+        dict(case=f"bool_{timing.human_count(n)}", shape=(n,), dtype=torch.bool, dim=None, cub_case=None,
+             series=None),
+        dict(case=f"int32_rows_{rows_shape[0]}x{rows_shape[1]}", shape=rows_shape, dtype=torch.int32, dim=1,
              cub_case=None, series=None),
     ]
 

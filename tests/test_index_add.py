@@ -134,6 +134,24 @@ def test_empty_and_small(device):
 
 
 # ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize("alpha", [1, 2, 0, True, False, 0.5])
+def test_bool_matches_torch(device, alpha):
+    g = torch.Generator().manual_seed(0)
+    for dim in (0, 1):
+        input = (torch.rand(6, 5, generator=g) < 0.3).to(device)
+        index = torch.randint(0, input.size(dim), (9,), generator=g).to(device)
+        source = (torch.rand(*((9, 5) if dim == 0 else (6, 9)), generator=g) < 0.5).to(device)
+        for deterministic in (False, True):
+            with gpuprim.deterministic(deterministic):
+                out = gpuprim.index_add(input, dim, index, source, alpha=alpha)
+            assert out.dtype == torch.bool
+            assert torch.equal(out, input.index_add(dim, index, source, alpha=alpha))
+    mine = input.clone()
+    gpuprim.index_add_(mine, 1, index, source, alpha=alpha)
+    assert torch.equal(mine, input.index_add(1, index, source, alpha=alpha))
+    run_opcheck(torch.ops.gpuprim.index_add.default, (input, 1, index, source), {"alpha": alpha})
+
+
 def test_bad_arguments(device):
     input = torch.zeros(4, 3, device=device)
     index = torch.tensor([0, 3], device=device)
@@ -145,7 +163,7 @@ def test_bad_arguments(device):
     with pytest.raises(TypeError, match="index must be an int32 or int64 tensor"):
         gpuprim.index_add(input, 0, index.float(), source)
     with pytest.raises(TypeError, match="input must be"):
-        gpuprim.index_add(input.bool(), 0, index, source.bool())
+        gpuprim.index_add(input.to(torch.complex64), 0, index, source.to(torch.complex64))
     with pytest.raises(ValueError, match="index must be of source's length"):
         gpuprim.index_add(input, 0, index[:1], source)
     with pytest.raises(ValueError, match="source must be of input's size"):

@@ -60,6 +60,32 @@ def test_gradcheck_and_grad_matches_torch(device):
     assert torch.equal(ours, theirs)
 
 
+BROADCASTS = [((3, 4), (4,)), ((4,), (3, 4)), ((3, 1), (1, 5)), ((2, 1, 5), (3, 1)), ((), (2, 3)), ((2, 3), ()),
+              ((0, 4), (4,)), ((1,), (0,))]
+
+
+def test_broadcast_matches_torch(device):
+    for x_shape, mask_shape in BROADCASTS:
+        for dtype in (torch.float64, torch.int32, torch.bool):
+            x = torch.randn(x_shape, device=device).to(dtype)
+            check_masked_select(x, torch.rand(mask_shape, device=device) < 0.5)
+
+
+def test_broadcast_grad_and_opcheck(device):
+    for x_shape, mask_shape in BROADCASTS:
+        x = torch.randn(x_shape, device=device, dtype=torch.float64, requires_grad=True)
+        mask = torch.rand(mask_shape, device=device) < 0.5
+        assert torch.autograd.gradcheck(lambda t: gpuprim.masked_select(t, mask), (x,))
+        g = torch.randn(torch.masked_select(x, mask).shape, device=device, dtype=torch.float64)
+        (ours,) = torch.autograd.grad(gpuprim.masked_select(x, mask), x, g)
+        (theirs,) = torch.autograd.grad(torch.masked_select(x, mask), x, g)
+        torch.testing.assert_close(ours, theirs)
+        if x.numel() and mask.numel():
+            run_opcheck(torch.ops.gpuprim.masked_select.default, (x, mask))
+    f = lambda x, mask: gpuprim.masked_select(x, mask) * 2  # noqa: E731
+    check_compiles(f, torch.randn(3, 4, device=device), torch.rand(4, device=device) < 0.5)
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_compile_fullgraph(device, dynamic):
     def f(x, mask):
@@ -72,7 +98,7 @@ def test_compile_fullgraph(device, dynamic):
 
 def test_bad_arguments(device):
     x = torch.randn(3, 4, device=device)
-    with pytest.raises(ValueError, match="gpuprim.masked_select: mask must be of x's shape"):
+    with pytest.raises(ValueError, match=r"gpuprim.masked_select: mask must be broadcastable with x's shape \[3, 4\]"):
         gpuprim.masked_select(x, torch.ones(12, dtype=torch.bool, device=device))
     with pytest.raises(TypeError, match="gpuprim.masked_select: mask must be a bool tensor, got Int"):
         gpuprim.masked_select(x, torch.ones(3, 4, dtype=torch.int32, device=device))

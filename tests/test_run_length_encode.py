@@ -94,6 +94,22 @@ def test_deterministic(device):
     assert_deterministic(lambda: gpuprim.run_length_encode(x), runs=3)
 
 
+@pytest.mark.parametrize("dtype", (torch.float32, torch.int64, torch.bool), ids=str)
+def test_return_inverse_matches_torch(device, dtype):
+    g = torch.Generator().manual_seed(0)
+    for n in (0, 1, 2, 7, 1000):
+        x = torch.randint(0, 3, (n,), generator=g).to(dtype).to(device)
+        if dtype.is_floating_point and n > 3:
+            x[1] = x[2] = float("nan")  # NaN != NaN: each its own run, as torch
+            x[3] = -0.0
+        unique, counts, num_runs, inverse = gpuprim.run_length_encode(x, return_inverse=True)
+        theirs, theirs_inverse = torch.unique_consecutive(x, return_inverse=True)
+        assert inverse.dtype == torch.int64 and torch.equal(inverse, theirs_inverse)
+        assert int(num_runs) == theirs.numel()
+    check_compiles(lambda t: gpuprim.run_length_encode(t, return_inverse=True)[3] * 2,
+                   torch.randint(0, 3, (300,), device=device))
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_compile(device, dynamic):
     def f(x):

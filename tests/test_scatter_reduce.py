@@ -108,12 +108,41 @@ def test_empty_and_scalar(device):
     assert out.shape == () and out.item() == 5.0
 
 
+@pytest.mark.parametrize("reduce", ["sum", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_bool_matches_torch(device, reduce, include_self):
+    g = torch.Generator().manual_seed(1)
+    input = (torch.rand(5, 4, generator=g) < 0.5).to(device)
+    index = torch.randint(0, 5, (7, 4), generator=g).to(device)
+    src = (torch.rand(7, 4, generator=g) < 0.5).to(device)
+    for deterministic in (False, True):
+        with gpuprim.deterministic(deterministic):
+            out = gpuprim.scatter_reduce(input, 0, index, src, reduce, include_self=include_self)
+        assert torch.equal(out, input.scatter_reduce(0, index, src, reduce, include_self=include_self))
+    if reduce == "sum" and include_self:
+        small = index[:5, :3] % 4
+        assert torch.equal(gpuprim.scatter_add(input, 1, small, src), input.scatter_add(1, small, src))
+        mine = input.clone()
+        gpuprim.scatter_add_(mine, 0, index, src)
+        assert torch.equal(mine, input.scatter_add(0, index, src))
+    run_opcheck(torch.ops.gpuprim.scatter_reduce.default, (input, 0, index, src, reduce),
+                {"include_self": include_self})
+
+
+def test_bool_mean_refused_like_torch(device):
+    x = torch.zeros(3, dtype=torch.bool, device=device)
+    with pytest.raises(TypeError, match="input must be not bool for reduce='mean'"):
+        gpuprim.scatter_reduce(x, 0, torch.tensor([0, 1], device=device), x[:2], "mean")
+    with pytest.raises(NotImplementedError):
+        x.scatter_reduce(0, torch.tensor([0, 1], device=device), x[:2], "mean")
+
+
 def test_bad_arguments(device):
     input = torch.zeros(4, 3, device=device)
     index = torch.zeros(2, 3, dtype=torch.long, device=device)
     src = torch.ones(2, 3, device=device)
-    with pytest.raises(ValueError, match="reduce must be one of"):
-        gpuprim.scatter_reduce(input, 0, index, src, "prod")
+    with pytest.raises(ValueError, match="reduce must be one of 'sum', 'prod', 'mean', 'amax', 'amin', got 'max'"):
+        gpuprim.scatter_reduce(input, 0, index, src, "max")
     with pytest.raises(IndexError, match="dim"):
         gpuprim.scatter_reduce(input, 3, index, src)
     with pytest.raises(TypeError, match="src must be of input's dtype"):

@@ -344,9 +344,9 @@ def test_no_sync_and_graph_capture():
 def test_bad_arguments(device):
     src = torch.randn(6, 4, device=device)
     offsets = torch.tensor([0, 2, 6], device=device)
-    with pytest.raises(ValueError,
-                       match="gpuprim.segment_reduce: reduce must be one of 'sum', 'mean', 'max', 'min', got 'prod'"):
-        gpuprim.segment_reduce(src, offsets, "prod")
+    with pytest.raises(ValueError, match="gpuprim.segment_reduce: reduce must be one of 'sum', 'mean', 'max', 'min', "
+                       "'prod', got 'x'"):
+        gpuprim.segment_reduce(src, offsets, "x")
     with pytest.raises(IndexError, match=r"gpuprim.segment_reduce: dim must be in \[-2, 1\], got 2"):
         gpuprim.segment_reduce(src, offsets, "sum", 2)
     with pytest.raises(ValueError, match="gpuprim.segment_reduce: offsets must be 1-D, got 2-D tensor"):

@@ -17,7 +17,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     .select(dim, i)`` for every ``i``.
 
     Args:
-        input: tensor of uint8/int8/int16/int32/int64/float16/bfloat16/float32/float64.
+        input: tensor of bool/uint8/int8/int16/int32/int64/float16/bfloat16/float32/float64 (bool, as
+            torch: a logical or of ``input`` with the added rows, none when ``alpha`` is false).
         dim: the dim of ``input`` that ``index`` addresses (negative counts from the end).
         index: 1-D (or 0-d) int64 or int32 tensor of ``source.size(dim)`` row numbers in ``[0, input.size(dim))``;
             repeats accumulate.
@@ -50,29 +51,33 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 def scatter_reduce(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str = "sum", *, include_self: bool = True
 ) -> Tensor:
-    """Out-of-place :func:`torch.scatter_reduce` for ``reduce`` in ``"sum"``, ``"mean"``, ``"amax"``, ``"amin"``.
+    """Out-of-place :func:`torch.scatter_reduce` for ``reduce`` in ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``,
+    ``"amin"``.
 
     ``out[... index[i][j][k] ...] (reduce)= src[i][j][k]`` along ``dim`` for every element of ``index``;
     positions that receive nothing keep ``input``'s value. With ``include_self`` the original ``input`` value
     takes part in the reduction (and in the mean's count), without it only the scattered values do.
 
     Args:
-        input: tensor of uint8/int8/int16/int32/int64/float16/bfloat16/float32/float64.
+        input: tensor of bool/uint8/int8/int16/int32/int64/float16/bfloat16/float32/float64 (bool, as torch:
+            sum and amax are a logical or, prod and amin a logical and; mean raises TypeError).
         dim: the dim that ``index`` addresses (negative counts from the end).
         index: int64 (or int32) tensor with input's number of dims, ``index.size(d) <= src.size(d)`` for every d
             and ``<= input.size(d)`` for ``d != dim``; values in ``[0, input.size(dim))``.
         src: tensor of input's dtype and number of dims (only its ``index``-shaped corner is read).
-        reduce: ``"sum"``, ``"mean"`` (integers round down, as torch), ``"amax"`` or ``"amin"`` (NaN propagates).
+        reduce: ``"sum"``, ``"prod"`` (integers wrap, as torch), ``"mean"`` (integers round down, as torch),
+            ``"amax"`` or ``"amin"`` (NaN propagates).
         include_self: whether input's values take part.
 
     Returns:
-        A new contiguous tensor of input's shape and dtype; sums/means accumulate in fp32 (16/32-bit floats),
-        fp64 or int64 before one rounding.
+        A new contiguous tensor of input's shape and dtype; sums/means/products accumulate in fp32 (16/32-bit
+        floats), fp64 or int64 before one rounding, in index order.
 
     Out-of-range indices and determinism: as :func:`index_add` (only ``"sum"`` with ``include_self`` ever uses
     atomics; the other reductions always take the sorted, bitwise reproducible path on CUDA).
 
-    Differentiable like torch's (amax/amin share the gradient evenly among ties); src entries outside
+    Differentiable like torch's (amax/amin share the gradient evenly among ties; prod divides the product by
+    a factor, or recomputes the product without it where it is a destination's only zero); src entries outside
     index's shape get a zero gradient.
     """
     if is_validating():

@@ -14,21 +14,28 @@ def _masked_select_fake(x: Tensor, mask: Tensor) -> Tensor:
                  lambda: f"gpuprim.masked_select: x must be a floating-point, integer or bool tensor, got {x.dtype}")
     torch._check(mask.dtype == torch.bool,
                  lambda: f"gpuprim.masked_select: mask must be a bool tensor, got {mask.dtype}")
-    torch._check(mask.shape == x.shape,
-                 lambda: f"gpuprim.masked_select: mask must be of x's shape {list(x.shape)}, got {list(mask.shape)}")
+    torch._check(_broadcastable(x.shape, mask.shape),
+                 lambda: f"gpuprim.masked_select: mask must be broadcastable with x's shape {list(x.shape)}, "
+                         f"got {list(mask.shape)}")
     kept = torch.library.get_ctx().new_dynamic_size()
     return x.new_empty((kept,))
 
 
+def _broadcastable(a: torch.Size, b: torch.Size) -> bool:
+    return all(p == q or p == 1 or q == 1 for p, q in zip(reversed(a), reversed(b)))
+
+
 @reports_input_errors
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
-    """``torch.masked_select(x, mask)`` for a bool ``mask`` of ``x``'s shape (no broadcasting).
+    """``torch.masked_select(x, mask)`` for a bool ``mask`` broadcastable with ``x`` (as torch's).
 
-    Returns the kept elements of ``x`` (bit copies, row-major order) in a 1-D tensor of exactly that
-    many elements. SYNCS with the host to size the result (as torch.masked_select does): use
-    :func:`gpuprim.compact` to stay asynchronous or CUDA-graph capturable. Under torch.compile the size
-    is a data-dependent symbol (the fake kernel), so graphs trace through it (``fullgraph=True``).
-    Differentiable in floating ``x`` (the gradient goes back to the kept positions). CUDA: compact's
+    ``x`` and ``mask`` are broadcast to their common shape (torch.broadcast_tensors), as
+    torch.masked_select does. Returns the kept elements of that broadcast ``x`` (bit copies,
+    row-major order) in a 1-D tensor of exactly that many elements. SYNCS with the host to size the
+    result (as torch.masked_select does): use :func:`gpuprim.compact` to stay asynchronous or
+    CUDA-graph capturable. Under torch.compile the size is a data-dependent symbol (the fake kernel),
+    so graphs trace through it (``fullgraph=True``). Differentiable in floating ``x`` (the gradient
+    goes back to the kept positions, summed over the dims ``x`` was broadcast along). CUDA: compact's
     one-pass kernel into a scratch buffer, the count read on the host, the kept prefix copied out.
     """
     return torch.ops.gpuprim.masked_select.default(x, mask)

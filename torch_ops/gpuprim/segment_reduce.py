@@ -1,5 +1,7 @@
-"""gpuprim.segment_reduce: sum/mean/max/min over CSR segments of rows, deterministic and sync-free."""
+"""gpuprim.segment_reduce: sum/mean/max/min/prod over CSR segments of rows, deterministic and sync-free."""
 from __future__ import annotations
+
+from typing import Optional, Union
 
 import torch
 from torch import Tensor
@@ -9,19 +11,39 @@ from gpuprim._validate import is_validating
 
 
 @reports_input_errors
-def segment_reduce(src: Tensor, offsets: Tensor, reduce: str = "sum", dim: int = 0) -> Tensor:
+def segment_reduce(
+    src: Tensor,
+    offsets_or_reduce: Union[Tensor, str, None] = None,
+    reduce: Optional[str] = None,
+    dim: int = 0,
+    *,
+    offsets: Optional[Tensor] = None,
+    lengths: Optional[Tensor] = None,
+    axis: Optional[int] = None,
+    unsafe: bool = False,
+    initial: Optional[float] = None,
+) -> Tensor:
     """Reduces the segments ``src[offsets[s]:offsets[s+1]]`` (along ``dim``) into one row each.
 
     Args:
         src: floating tensor (fp16, bf16, fp32, fp64) with at least one dim; any strides.
         offsets: 1-D int32 or int64 tensor of ``num_segments + 1`` CSR offsets on src's device:
             ``offsets[0] == 0``, non-decreasing, ``offsets[-1] == src.size(dim)``.
-        reduce: ``"sum"``, ``"mean"``, ``"max"`` or ``"min"``.
+        reduce: ``"sum"``, ``"mean"``, ``"max"``, ``"min"`` or ``"prod"``.
         dim: the dim whose positions are segmented (negative counts from the end).
+
+    torch.segment_reduce's form works too: ``segment_reduce(data, reduce, lengths=..., offsets=...,
+    axis=..., unsafe=..., initial=...)``. ``lengths`` (1-D, the segment sizes) is an alternative to
+    ``offsets`` (turned into offsets on the device, no sync); ``axis`` is ``dim``; with ``unsafe=True``,
+    as torch, rows past the last offset belong to no segment (instead of an error). ``initial`` joins
+    every segment as torch's does: sum adds it, prod multiplies by it, max/min compare with it, mean
+    gives (sum + initial) / count, and an empty segment gives ``initial``. 2-D (batched) offsets or
+    lengths are not supported.
 
     Returns:
         A contiguous tensor of src's dtype and shape, except ``size(dim) == num_segments``.
-        Empty segments give 0 for every reduction (max/min too: a fixed fill, as torch_scatter).
+        Empty segments give 0 for sum/mean/max/min (max/min too: a fixed fill, as torch_scatter; torch
+        gives nan for mean, -inf/inf for max/min) and 1 for prod (torch's empty product), or ``initial``.
         max/min propagate NaN like :func:`torch.amax`. fp16/bf16 accumulate in fp32.
 
     Offsets are not checked against the data (that would need a device sync) unless validate mode is on
@@ -35,13 +57,66 @@ def segment_reduce(src: Tensor, offsets: Tensor, reduce: str = "sum", dim: int =
     partials are combined in chunk order. CPU and CUDA sums/means may differ in the last bits (different
     order); max/min agree exactly (up to the sign of a zero).
 
-    Differentiable in ``src``. For max/min the whole gradient of each output element goes to the first row
-    (lowest index) of its segment holding the extreme value in that column (ties: lowest index wins; a NaN
-    result sends it to the first NaN). The backward is the registered op ``gpuprim::segment_reduce_backward``.
+    Differentiable in ``src``. prod's gradient is torch's: grad * out / src in a segment without zeros,
+    the product of the other values at a segment's only zero, 0 elsewhere. For max/min the whole
+    gradient of each output element goes to the first row (lowest index) of its segment holding the
+    extreme value in that column (ties: lowest index wins; a NaN result sends it to the first NaN).
+    The backward is the registered op ``gpuprim::segment_reduce_backward``.
     """
+    if isinstance(offsets_or_reduce, str):  # torch.segment_reduce(data, reduce, ...)
+        if reduce is not None:
+            raise TypeError("gpuprim.segment_reduce: reduce given twice")
+        reduce = offsets_or_reduce
+    elif offsets_or_reduce is not None:
+        if offsets is not None:
+            raise TypeError("gpuprim.segment_reduce: offsets given twice")
+        offsets = offsets_or_reduce
+    reduce = "sum" if reduce is None else reduce
+    dim = dim if axis is None else axis
+    if lengths is not None:
+        if offsets is not None:
+            raise TypeError("gpuprim.segment_reduce: give offsets or lengths, not both")
+        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)]) if lengths.dim() == 1 else lengths
+    if offsets is None:
+        raise TypeError("gpuprim.segment_reduce: offsets (or lengths) is required")
     if is_validating():
         _validate_offsets(src, offsets, reduce, dim)
+    if initial is not None and reduce in ("sum", "mean"):  # from an fp32 (fp64) sum: one rounding, as torch
+        wide = torch.float64 if src.dtype == torch.float64 else torch.float32
+        total = _segment_op(src.to(wide), offsets, "sum", dim, unsafe) + initial
+        counts = _counts(offsets, total.dim(), dim)
+        return (total / counts.clamp_min(1) if reduce == "mean" else total).to(src.dtype)
+    out = _segment_op(src, offsets, reduce, dim, unsafe)
+    if reduce == "prod" or initial is not None:
+        out = _with_initial(out, offsets, reduce, dim, initial)
+    return out
+
+
+def _segment_op(src: Tensor, offsets: Tensor, reduce: str, dim: int, unsafe: bool) -> Tensor:
+    if unsafe:  # torch's unchecked form: rows past the last offset belong to no segment (one extra, dropped)
+        padded = torch.cat([offsets, offsets.new_full((1,), src.size(dim))])
+        return torch.ops.gpuprim.segment_reduce.default(src, padded, reduce, dim).narrow(dim, 0, offsets.numel() - 1)
     return torch.ops.gpuprim.segment_reduce.default(src, offsets, reduce, dim)
+
+
+def _counts(offsets: Tensor, ndim: int, dim: int) -> Tensor:
+    """Segment sizes, shaped to broadcast against the output along ``dim``."""
+    return (offsets[1:] - offsets[:-1]).view([-1] + [1] * (ndim - dim % ndim - 1))
+
+
+def _with_initial(out: Tensor, offsets: Tensor, reduce: str, dim: int, initial: Optional[float]) -> Tensor:
+    """Folds ``initial`` into every segment as torch.segment_reduce does; empty segments get ``initial``
+    (prod without it: 1). Tensor ops only: no sync, differentiable."""
+    counts = _counts(offsets, out.dim(), dim)
+    fill = 1.0 if initial is None else initial
+    if initial is not None:
+        if reduce == "prod":
+            out = out * initial
+        elif reduce == "max":
+            out = torch.clamp_min(out, initial)
+        elif reduce == "min":
+            out = torch.clamp_max(out, initial)
+    return torch.where(counts <= 0, torch.full_like(out, fill), out)
 
 
 def _validate_offsets(src: Tensor, offsets: Tensor, reduce: str, dim: int) -> None:

@@ -1,4 +1,4 @@
-"""gpuprim.sum and gpuprim.mean: reproducible (order-independent) floating-point reductions."""
+"""gpuprim.sum and gpuprim.mean: reproducible (order-independent) reductions; exact integer sums."""
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Union
@@ -20,11 +20,16 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *, dtype: Optional[t
     """Sum of ``x`` over ``dim``, like :func:`torch.sum`, with results that never depend on order.
 
     Args:
-        x: float16, bfloat16, float32 or float64 tensor of any shape (integer inputs: TypeError).
+        x: float16, bfloat16, float32, float64, (u)int8, int16, int32, int64 or bool tensor of any shape.
         dim: an int, a list of ints, or None (or []) for every dim.
         keepdim: keep the reduced dims with size 1.
-        dtype: output dtype (floating); default ``x.dtype``. Unlike torch.sum, x is not cast first:
-            the exact sum of x's values is rounded once to ``dtype``.
+        dtype: output dtype; default ``x.dtype`` for floating x and int64 for integer or bool x (as
+            torch.sum). A floating dtype for floating x: unlike torch.sum, x is not cast first, the
+            exact sum of x's values is rounded once to ``dtype``. When x's kind (floating or
+            integer) differs from dtype's, x is cast to ``dtype`` first, as torch.sum does.
+
+    Integer sums (integer or bool output) are int64 sums with two's-complement wrap-around, then
+    cast to the output dtype: exact, so the same in any order (as torch.sum, bit for bit).
 
     Returns:
         The sums, in ``dtype``. Empty reductions give 0. NaN and inf propagate as in torch.sum
@@ -45,6 +50,8 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *, dtype: Optional[t
 def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, *, dtype: Optional[torch.dtype] = None) -> Tensor:
     """Mean of ``x`` over ``dim``, like :func:`torch.mean`; bitwise reproducible like :func:`gpuprim.sum`.
 
+    x must be floating, or ``dtype`` floating (then x is cast to it first, as torch.mean does);
+    an integer or bool x without a floating dtype raises TypeError (torch.mean raises too).
     The canonical sum is rounded to float64, divided by the number of reduced values in float64,
     and rounded once more to the output dtype. An empty reduction gives NaN (as torch.mean).
     The gradient is the output gradient broadcast over the reduced dims, divided by their count.

@@ -4,15 +4,16 @@
 #include <cstring>
 
 #include "ops/compact/compact/compact.h"
+#include "ops/compact/masked_select/masked_select.h"
 
 namespace gpuprim {
 namespace {
 
 at::Tensor masked_select_cpu(const at::Tensor& x, const at::Tensor& mask) {
-  compact_check(x, mask, "masked_select");
-  const at::Tensor input = x.contiguous();
-  const at::Tensor flags = mask.contiguous();
-  const int64_t n = x.numel();
+  const auto [x_full, mask_full] = masked_select_broadcast(x, mask);
+  const at::Tensor input = x_full.contiguous();
+  const at::Tensor flags = mask_full.contiguous();
+  const int64_t n = input.numel();
   const bool* keep = flags.const_data_ptr<bool>();
   int64_t kept = 0;
   for (int64_t i = 0; i < n; ++i) kept += keep[i] ? 1 : 0;

@@ -7,6 +7,7 @@
 #include "common/cuda_workspace.h"
 #include "common/torch_utils.h"
 #include "ops/compact/compact/compact.h"
+#include "ops/compact/masked_select/masked_select.h"
 #include "ops/compact/compact/compact_launch.h"
 
 namespace gpuprim {
@@ -14,11 +15,11 @@ namespace {
 
 at::Tensor masked_select_cuda(const at::Tensor& x, const at::Tensor& mask) {
   check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
-  compact_check(x, mask, "masked_select");
+  const auto [x_full, mask_full] = masked_select_broadcast(x, mask);
   const c10::cuda::CUDAGuard guard(x.device());
-  const at::Tensor input = x.contiguous();
-  const at::Tensor flags = mask.contiguous();
-  const int64_t n = x.numel();
+  const at::Tensor input = x_full.contiguous();
+  const at::Tensor flags = mask_full.contiguous();
+  const int64_t n = input.numel();
   if (n == 0) return at::empty({0}, x.options());
   at::Tensor scratch = at::empty({n}, x.options());
   at::Tensor count = at::empty({1}, x.options().dtype(at::kLong));

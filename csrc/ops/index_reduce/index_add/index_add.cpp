@@ -10,17 +10,21 @@ namespace gpuprim {
 
 bool index_reduce_dtype_ok(at::ScalarType type) {
   switch (type) {
-    case at::kByte: case at::kChar: case at::kShort: case at::kInt: case at::kLong:
+    case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt: case at::kLong:
     case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble: return true;
     default: return false;
   }
+}
+
+Reduce bool_reduce(Reduce reduce) {
+  return reduce == Reduce::kMin || reduce == Reduce::kProd ? Reduce::kMin : Reduce::kMax;
 }
 
 int64_t index_add_check(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                         const c10::Scalar& alpha) {
   const char* op = "index_add";
   GPUPRIM_CHECK_DTYPE(index_reduce_dtype_ok(input.scalar_type()), op, "input",
-                      "a uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64 tensor",
+                      "a bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64 tensor",
                       input.scalar_type());
   GPUPRIM_CHECK_DTYPE(source.scalar_type() == input.scalar_type(), op, "source",
                       c10::str("of input's dtype ", input.scalar_type()), source.scalar_type());

@@ -16,13 +16,23 @@ int64_t index_add_check(const at::Tensor& input, int64_t dim, const at::Tensor& 
 // [outer, items, rows, inner] view of index_add's tensors (int sizes: real tensors only).
 IndexReduceShape index_add_shape(const at::Tensor& input, int64_t dim, const at::Tensor& index);
 
-// Dtypes the index reductions accept for input/src: uint8, int8, int16, int32, int64, float16, bfloat16,
+// Dtypes the index reductions accept for input/src: bool, uint8, int8, int16, int32, int64, float16, bfloat16,
 // float32, float64.
 bool index_reduce_dtype_ok(at::ScalarType type);
 
+// Bool tensors reduce as their uint8 bytes (0 or 1), as torch's bool reductions do: a sum saturates (a
+// logical or: max), amax is or, amin and prod are and (min).
+Reduce bool_reduce(Reduce reduce);
+// A bool index_add adds `source * alpha`: all false when alpha is false (0, 0.0 or False).
+inline bool alpha_is_true(const c10::Scalar& alpha) {
+  return alpha.isBoolean() ? alpha.toBool() : alpha.isIntegral(false) ? alpha.toLong() != 0 : alpha.toDouble() != 0;
+}
+inline at::Tensor bool_as_bytes(const at::Tensor& t) { return t.scalar_type() == at::kBool ? t.view(at::kByte) : t; }
+
 // CPU engine of every index reduction: out (contiguous [outer, rows, inner], holding self) receives the
 // reduction of src (contiguous [outer, items, inner]) rows by index (int32/int64 [items], every value already
-// checked to lie in [0, rows)), in item order, finalized as prim/index_reduce_common.h says.
+// checked to lie in [0, rows)), in item order, finalized as prim/index_reduce_common.h says. Bool: as bytes,
+// with bool_reduce (alpha is then ignored: index_add skips the call for a false alpha).
 void index_reduce_cpu_kernel(const at::Tensor& index, const at::Tensor& src, const IndexReduceShape& shape,
                              Reduce reduce, bool include_self, const c10::Scalar& alpha, at::Tensor& out);
 

@@ -45,6 +45,11 @@ void reduce_loop(const Index* index, const T* src, const IndexReduceShape& s, Re
 void index_reduce_cpu_kernel(const at::Tensor& index, const at::Tensor& src, const IndexReduceShape& shape,
                              Reduce reduce, bool include_self, const c10::Scalar& alpha, at::Tensor& out) {
   if (shape.outer == 0 || shape.items == 0 || shape.rows == 0 || shape.inner == 0) return;
+  if (src.scalar_type() == at::kBool) {
+    at::Tensor bytes = out.view(at::kByte);
+    index_reduce_cpu_kernel(index, src.view(at::kByte), shape, bool_reduce(reduce), include_self, 1, bytes);
+    return;
+  }
   const at::Tensor idx = index.contiguous();
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, src.scalar_type(), "gpuprim_index_reduce_cpu", [&] {
     using Acc = std::conditional_t<std::is_same_v<scalar_t, double>, double,
@@ -68,6 +73,7 @@ at::Tensor index_add_cpu_impl(const at::Tensor& input, int64_t dim, const at::Te
   at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
   const IndexReduceShape shape = index_add_shape(input, d, index);
   check_index_range(op, index, shape.rows, d);
+  if (input.scalar_type() == at::kBool && !alpha_is_true(alpha)) return out;  // adds `false`s: nothing changes
   index_reduce_cpu_kernel(index, source.contiguous(), shape, Reduce::kSum, /*include_self=*/true, alpha, out);
   return out;
 }

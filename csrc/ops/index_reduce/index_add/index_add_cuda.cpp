@@ -15,12 +15,17 @@ void index_add_cuda_into(at::Tensor& out, int64_t d, const at::Tensor& index, co
                          const c10::Scalar& alpha, std::optional<bool> deterministic, const InputErrorScope& errors) {
   const IndexReduceShape shape = index_add_shape(out, d, index);
   if (shape.outer == 0 || shape.items == 0 || shape.rows == 0 || shape.inner == 0) return;
-  const at::Tensor src = source.contiguous(), idx = index.contiguous();
-  const bool integral = at::isIntegralType(out.scalar_type(), /*includeBool=*/false);
+  const bool is_bool = out.scalar_type() == at::kBool;
+  // Bool: bytes, or-ed in (bool_reduce); a false alpha adds `false`s, which still have their indices checked.
+  const at::Tensor added = is_bool && !alpha_is_true(alpha) ? at::zeros_like(source) : source;
+  const at::Tensor src = bool_as_bytes(added.contiguous());
+  const at::Tensor idx = index.contiguous();
+  const bool integral = at::isIntegralType(out.scalar_type(), /*includeBool=*/true);
   TorchWorkspace workspace(out.device());
   index_reduce_cuda_launch(idx.const_data_ptr(), to_dtype(idx.scalar_type()), src.const_data_ptr(),
-                           to_dtype(src.scalar_type()), shape, Reduce::kSum, /*include_self=*/true,
-                           integral ? 1.0 : alpha.toDouble(), integral ? alpha.toLong() : 1,
+                           to_dtype(src.scalar_type()), shape, is_bool ? bool_reduce(Reduce::kSum) : Reduce::kSum,
+                           /*include_self=*/true,
+                           integral ? 1.0 : alpha.toDouble(), integral && !is_bool ? alpha.toLong() : 1,
                            resolve_deterministic(deterministic),
                            errors.check(InputArg::kIndex, InputRule::kOutOfRange, shape.rows, static_cast<int>(d)),
                            nullptr, out.mutable_data_ptr(), workspace, current_stream());

@@ -13,7 +13,8 @@ Reduce parse_reduce(c10::string_view reduce, const char* op) {
   if (reduce == "mean") return Reduce::kMean;
   if (reduce == "amax") return Reduce::kMax;
   if (reduce == "amin") return Reduce::kMin;
-  GPUPRIM_CHECK_ARG(false, op, "reduce", "one of 'sum', 'mean', 'amax', 'amin'",
+  if (reduce == "prod") return Reduce::kProd;
+  GPUPRIM_CHECK_ARG(false, op, "reduce", "one of 'sum', 'prod', 'mean', 'amax', 'amin'",
                     "'" + std::string(reduce) + "'");
   return Reduce::kSum;  // unreachable
 }
@@ -24,8 +25,10 @@ ScatterReduceArgs scatter_reduce_check(const at::Tensor& input, int64_t dim, con
                                        const at::Tensor& src, c10::string_view reduce, const char* op) {
   const Reduce r = parse_reduce(reduce, op);
   GPUPRIM_CHECK_DTYPE(index_reduce_dtype_ok(input.scalar_type()), op, "input",
-                      "a uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64 tensor",
+                      "a bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64 tensor",
                       input.scalar_type());
+  GPUPRIM_CHECK_DTYPE(input.scalar_type() != at::kBool || r != Reduce::kMean, op, "input",
+                      "not bool for reduce='mean' (as in torch)", input.scalar_type());
   GPUPRIM_CHECK_DTYPE(src.scalar_type() == input.scalar_type(), op, "src",
                       c10::str("of input's dtype ", input.scalar_type()), src.scalar_type());
   GPUPRIM_CHECK_DTYPE(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op, "index",

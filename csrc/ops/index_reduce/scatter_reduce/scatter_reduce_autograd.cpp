@@ -1,5 +1,6 @@
 // Autograd of gpuprim::scatter_reduce, torch's formulas (ATen gather/scatter_add, no float atomics reach the
-// result: counts are exact). amax/amin share the gradient evenly among the tied values, as torch does.
+// result: counts are exact). prod divides out a factor, or recomputes a product without a zero factor (as
+// torch). amax/amin share the gradient evenly among the tied values, as torch does.
 // src entries outside index's shape get 0. The forward re-dispatches below autograd.
 #include <torch/autograd.h>
 #include <torch/library.h>
@@ -37,7 +38,8 @@ class ScatterReduceFunction : public torch::autograd::Function<ScatterReduceFunc
       at::AutoDispatchBelowADInplaceOrView guard;
       out = gpuprim::scatter_reduce(input, dim, index, src, reduce, include_self, deterministic);
     }
-    const bool extreme = reduce == "amax" || reduce == "amin";
+    // prod needs them too (torch's formula recomputes the products that exclude a zero).
+    const bool extreme = reduce == "amax" || reduce == "amin" || reduce == "prod";
     ctx->saved_data["dim"] = input.dim() == 0 ? int64_t(0) : (dim < 0 ? dim + input.dim() : dim);
     ctx->saved_data["reduce"] = std::string(reduce);
     ctx->saved_data["include_self"] = include_self;
@@ -68,6 +70,19 @@ class ScatterReduceFunction : public torch::autograd::Function<ScatterReduceFunc
       n = at::where(n == 0, at::ones_like(n), n);
       grad_self = grad / n;
       grad_src = grad.gather(dim, idx) / n.gather(dim, idx);
+    } else if (reduce == "prod") {  // torch's formula: a product without a zero factor is recomputed with it as 1
+      const at::Tensor& self = saved[1];
+      const at::Tensor src = narrow_to(saved[2], index);
+      const at::Tensor& result = saved[3];
+      const at::Tensor masked_self = self.masked_fill(self == 0, 1);
+      grad_self = grad * gpuprim::scatter_reduce(masked_self, dim, index, src, "prod", include_self) / masked_self;
+      const at::Tensor src_zero = src == 0;
+      const at::Tensor src_zeros = at::zeros_like(self).scatter_add(dim, idx, src_zero.to(self.scalar_type()));
+      const at::Tensor src_single_zero = src_zero & (src_zeros.gather(dim, idx) == 1);
+      const at::Tensor masked_src_result =
+          gpuprim::scatter_reduce(self, dim, index, src.masked_fill(src_single_zero, 1), "prod", include_self);
+      grad_src = at::where(src_single_zero, (grad * masked_src_result).gather(dim, idx),
+                           (grad * result).gather(dim, idx) / src.masked_fill(src_zero, 1));
     } else {  // amax / amin
       const at::Tensor& self = saved[1];
       const at::Tensor src = narrow_to(saved[2], index);

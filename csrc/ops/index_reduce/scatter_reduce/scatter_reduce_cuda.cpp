@@ -17,15 +17,16 @@ void scatter_reduce_cuda_into(at::Tensor& out, const ScatterReduceArgs& args, co
                               const InputErrorScope& errors) {
   if (index.numel() == 0 || out.numel() == 0) return;
   const at::Tensor destinations = scatter_destinations(out, args.dim, index);
-  const at::Tensor values = scatter_source(src, index);
+  const at::Tensor values = bool_as_bytes(scatter_source(src, index));  // bool: bytes, with bool_reduce
   const at::Tensor user_index = index.contiguous().view(-1).to(at::kLong);  // reported for a bad destination
   const IndexReduceShape shape{1, index.numel(), out.numel(), 1};
   const InputCheck check =
       errors.check(InputArg::kIndex, InputRule::kOutOfRange, out.dim() == 0 ? 1 : out.size(args.dim),
                    static_cast<int>(args.dim), /*flattened=*/index.dim() > 1);
   TorchWorkspace workspace(out.device());
+  const Reduce reduce = out.scalar_type() == at::kBool ? bool_reduce(args.reduce) : args.reduce;
   index_reduce_cuda_launch(destinations.const_data_ptr(), DType::kInt64, values.const_data_ptr(),
-                           to_dtype(values.scalar_type()), shape, args.reduce, include_self, 1.0, 1,
+                           to_dtype(values.scalar_type()), shape, reduce, include_self, 1.0, 1,
                            resolve_deterministic(deterministic), check, user_index.const_data_ptr<int64_t>(),
                            out.mutable_data_ptr(), workspace, current_stream());
 }

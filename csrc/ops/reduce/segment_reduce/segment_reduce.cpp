@@ -15,7 +15,8 @@ Reduce parse_reduce(c10::string_view reduce) {
   if (reduce == "mean") return Reduce::kMean;
   if (reduce == "max") return Reduce::kMax;
   if (reduce == "min") return Reduce::kMin;
-  GPUPRIM_CHECK_ARG(false, "segment_reduce", "reduce", "one of 'sum', 'mean', 'max', 'min'",
+  if (reduce == "prod") return Reduce::kProd;
+  GPUPRIM_CHECK_ARG(false, "segment_reduce", "reduce", "one of 'sum', 'mean', 'max', 'min', 'prod'",
                     "'" + std::string(reduce) + "'");
   return Reduce::kSum;  // unreachable
 }
@@ -43,6 +44,8 @@ SegmentReduceArgs segment_reduce_backward_check(const at::Tensor& grad, const at
                                                 const at::Tensor& offsets, const at::Tensor& out,
                                                 c10::string_view reduce, int64_t dim) {
   const SegmentReduceArgs args = segment_reduce_check(src, offsets, reduce, dim);
+  GPUPRIM_CHECK_ARG(args.reduce != Reduce::kProd, "segment_reduce_backward", "reduce",
+                    "'sum', 'mean', 'max' or 'min' (prod's gradient is composed by the autograd)", "'prod'");
   const auto sizes = segment_reduce_out_sizes(src, offsets, args.dim);
   for (const auto& [name, t] : {std::pair<const char*, const at::Tensor&>{"grad", grad}, {"out", out}}) {
     check_same_device("segment_reduce_backward", src, name, t);

@@ -183,6 +183,9 @@ void segment_reduce_cuda_launch(const void* src, DType type, const int64_t* offs
       case Reduce::kMin:
         return reduce_dispatch_vec<T, reducers::Op<Reduce::kMin>>(in, offsets, shape, mean, check, result, workspace,
                                                                   stream);
+      case Reduce::kProd:
+        return reduce_dispatch_vec<T, reducers::Op<Reduce::kProd>>(in, offsets, shape, mean, check, result, workspace,
+                                                                   stream);
       default:  // sum and mean fold sums
         return reduce_dispatch_vec<T, reducers::Op<Reduce::kSum>>(in, offsets, shape, mean, check, result, workspace,
                                                                   stream);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string_view>
 
 #include "common/torch_utils.h"
 #include "ops/reduce/sum/sum.h"
@@ -18,14 +19,29 @@ ReduceConfig reduce_config() { return ReduceConfig{config_blocks.load(), config_
 
 SumPlan sum_check(const char* op, const at::Tensor& x, at::OptionalIntArrayRef dim,
                   std::optional<at::ScalarType> dtype) {
-  GPUPRIM_CHECK_DTYPE(at::isFloatingType(x.scalar_type()) && x.scalar_type() != at::kFloat8_e4m3fn &&
-                          x.scalar_type() != at::kFloat8_e5m2,
-                      op, "x", "a float16, bfloat16, float32 or float64 tensor", x.scalar_type());
+  const auto is_float = [](at::ScalarType t) {
+    return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble;
+  };
+  const auto is_integer = [](at::ScalarType t) {
+    return t == at::kBool || t == at::kByte || t == at::kChar || t == at::kShort || t == at::kInt || t == at::kLong;
+  };
+  const bool mean = std::string_view(op) == "mean";
+  const at::ScalarType in = x.scalar_type();
+  GPUPRIM_CHECK_DTYPE(is_float(in) || is_integer(in), op, "x",
+                      "a float16, bfloat16, float32, float64, (u)int8, int16, int32, int64 or bool tensor", in);
+  GPUPRIM_CHECK_DTYPE(!mean || is_float(in) || (dtype.has_value() && is_float(*dtype)), op, "x",
+                      "floating (or dtype given, floating) as torch.mean requires", in);
   SumPlan plan;
-  plan.out_dtype = dtype.value_or(x.scalar_type());
-  GPUPRIM_CHECK_DTYPE(plan.out_dtype == at::kHalf || plan.out_dtype == at::kBFloat16 ||
-                          plan.out_dtype == at::kFloat || plan.out_dtype == at::kDouble,
-                      op, "dtype", "float16, bfloat16, float32 or float64", plan.out_dtype);
+  plan.out_dtype = dtype.value_or(is_integer(in) ? at::kLong : in);
+  if (mean) {
+    GPUPRIM_CHECK_DTYPE(is_float(plan.out_dtype), op, "dtype", "float16, bfloat16, float32 or float64",
+                        plan.out_dtype);
+  } else {
+    GPUPRIM_CHECK_DTYPE(is_float(plan.out_dtype) || is_integer(plan.out_dtype), op, "dtype",
+                        "float16, bfloat16, float32, float64, (u)int8, int16, int32, int64 or bool", plan.out_dtype);
+  }
+  plan.integer = is_integer(plan.out_dtype);
+  if (is_integer(in) != plan.integer) plan.cast_to = plan.out_dtype;
   const int64_t ndim = x.dim();
   plan.reduced.assign(std::max<int64_t>(ndim, 0), false);
   if (!dim.has_value() || dim->empty()) {
@@ -67,6 +83,10 @@ at::Tensor sum_as_rows(const at::Tensor& x, const SumPlan& plan, int64_t& rows, 
   cols = 1;
   for (int64_t i = plan.kept_dims; i < permuted.dim(); ++i) cols *= permuted.size(i);
   return permuted.contiguous().view({rows, cols});
+}
+
+at::Tensor sum_input(const at::Tensor& x, const SumPlan& plan) {
+  return plan.cast_to.has_value() ? x.to(*plan.cast_to) : x;
 }
 
 at::Tensor sum_output(const at::Tensor& x, const SumPlan& plan, bool keepdim) {

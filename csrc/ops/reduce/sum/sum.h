@@ -16,9 +16,14 @@ struct SumPlan {
   std::vector<bool> reduced;         // per input dim
   int64_t kept_dims = 0;             // number of kept dims
   at::ScalarType out_dtype;
+  // Integer path: exact int64 (wrapping) sums cast to out_dtype, for integral or bool outputs.
+  bool integer = false;
+  // torch's dtype= casts x first when x's kind differs from the output's: the dtype to cast x to.
+  std::optional<at::ScalarType> cast_to;
 };
 
-// Validates x, dim (None or [] = every dim), and dtype (floating; None keeps x's dtype).
+// Validates x, dim (None or [] = every dim), and dtype, with torch.sum / torch.mean's dtype rules:
+// sum of integral or bool x gives int64 (or dtype), mean needs a floating x or dtype.
 SumPlan sum_check(const char* op, const at::Tensor& x, at::OptionalIntArrayRef dim,
                   std::optional<at::ScalarType> dtype);
 
@@ -27,6 +32,9 @@ std::vector<c10::SymInt> sum_out_sizes(const at::Tensor& x, const SumPlan& plan,
 
 // The (uninitialized) output on x's device: sum_out_sizes, plan.out_dtype.
 at::Tensor sum_output(const at::Tensor& x, const SumPlan& plan, bool keepdim);
+
+// x cast as plan.cast_to says (x itself when no cast).
+at::Tensor sum_input(const at::Tensor& x, const SumPlan& plan);
 
 // x with the kept dims first and the reduced dims last, contiguous: a [rows, cols] matrix.
 at::Tensor sum_as_rows(const at::Tensor& x, const SumPlan& plan, int64_t& rows, int64_t& cols);

@@ -53,7 +53,9 @@ class SumFunction : public torch::autograd::Function<SumFunction> {
 template <bool kMean>
 at::Tensor sum_autograd(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<at::ScalarType> dtype) {
-  if (torch::autograd::GradMode::is_enabled() && x.requires_grad()) {
+  // An integral dtype gives an integer result, which has no gradient (as in torch).
+  const bool differentiable = !dtype.has_value() || at::isFloatingType(*dtype);
+  if (torch::autograd::GradMode::is_enabled() && x.requires_grad() && differentiable) {
     return SumFunction::apply(x, dim, keepdim, dtype, kMean);
   }
   at::AutoDispatchBelowADInplaceOrView guard;

@@ -98,14 +98,44 @@ void sum_rows_cpu(const In* x, int64_t rows, int64_t cols, bool mean, at::Scalar
   });
 }
 
+// Integer sums: int64 with two's-complement wrap (as torch), exact and so independent of order.
+at::Tensor sum_integer_cpu(const at::Tensor& matrix, int64_t rows, int64_t cols) {
+  at::Tensor sums = at::empty({rows}, matrix.options().dtype(at::kLong));
+  int64_t* out = sums.mutable_data_ptr<int64_t>();
+  AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, matrix.scalar_type(), "gpuprim_sum_integer_cpu", [&] {
+    const scalar_t* x = matrix.const_data_ptr<scalar_t>();
+    const auto row_sum = [&](const scalar_t* row, int64_t begin, int64_t end) {
+      uint64_t total = 0;  // unsigned: wrapping is defined
+      for (int64_t i = begin; i < end; ++i) total += static_cast<uint64_t>(static_cast<int64_t>(row[i]));
+      return total;
+    };
+    if (rows == 1) {
+      const uint64_t total = at::parallel_reduce(
+          0, cols, int64_t(1) << 16, uint64_t(0),
+          [&](int64_t begin, int64_t end, uint64_t partial) { return partial + row_sum(x, begin, end); },
+          [](uint64_t a, uint64_t b) { return a + b; });
+      out[0] = static_cast<int64_t>(total);
+      return;
+    }
+    at::parallel_for(0, rows, 1, [&](int64_t first, int64_t last) {
+      for (int64_t row = first; row < last; ++row) out[row] = static_cast<int64_t>(row_sum(x + row * cols, 0, cols));
+    });
+  });
+  return sums;
+}
+
 template <bool kMean>
 at::Tensor sum_cpu(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype) {
   const SumPlan plan = sum_check(sum_op_name(kMean), x, dim, dtype);
   int64_t rows = 0, cols = 0;
-  const at::Tensor matrix = sum_as_rows(x, plan, rows, cols);
+  const at::Tensor matrix = sum_as_rows(sum_input(x, plan), plan, rows, cols);
   at::Tensor out = sum_output(x, plan, keepdim);
   if (rows == 0) return out;
+  if (plan.integer) {
+    out.copy_(sum_integer_cpu(matrix, rows, cols).view(out.sizes()));
+    return out;
+  }
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, matrix.scalar_type(), "gpuprim_sum_cpu", [&] {
     sum_rows_cpu<scalar_t>(matrix.const_data_ptr<scalar_t>(), rows, cols, kMean, plan.out_dtype,
                            out.mutable_data_ptr());

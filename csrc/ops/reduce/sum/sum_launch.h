@@ -20,4 +20,10 @@ void sum_cuda_launch_columns(const void* x, DType in_type, void* out, DType out_
                              int64_t inner, bool mean, int64_t blocks, int64_t threads, Workspace& workspace,
                              cudaStream_t stream);
 
+// out[r] = the int64 (wrapping) sum of the row x[r, 0:cols] of a contiguous [rows, cols] matrix of an
+// integer or bool type: exact, so the same on every run. offsets: rows + 1 values r * cols (unused
+// when rows == 1). rows >= 1, cols >= 1.
+void sum_cuda_launch_integer(const void* x, DType in_type, int64_t* out, int64_t rows, int64_t cols,
+                             const int64_t* offsets, Workspace& workspace, cudaStream_t stream);
+
 }  // namespace gpuprim

@@ -171,6 +171,7 @@ void reduce_by_sorted_key(const Index* index, const T* src, const ByKeyShape& sh
   switch (reduce) {
     case Reduce::kMax: return by_vec(reducers::Op<Reduce::kMax>());
     case Reduce::kMin: return by_vec(reducers::Op<Reduce::kMin>());
+    case Reduce::kProd: return by_vec(reducers::Op<Reduce::kProd>());
     default: return by_vec(reducers::Op<Reduce::kSum>());  // sum and mean fold sums
   }
 }

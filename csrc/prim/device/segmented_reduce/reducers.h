@@ -13,8 +13,8 @@
 
 namespace gpuprim {
 
-// torch's names: segment_reduce's sum / mean / max / min, scatter_reduce's sum / mean / amax / amin.
-enum class Reduce : int8_t { kSum, kMean, kMax, kMin };
+// torch's names: segment_reduce's sum / mean / max / min / prod, scatter_reduce's sum / mean / amax / amin / prod.
+enum class Reduce : int8_t { kSum, kMean, kMax, kMin, kProd };
 
 namespace reducers {
 
@@ -29,6 +29,8 @@ struct Op {
     } else if constexpr (R == Reduce::kMin) {
       if constexpr (std::is_floating_point_v<Acc>) return std::numeric_limits<Acc>::infinity();
       return std::numeric_limits<Acc>::max();
+    } else if constexpr (R == Reduce::kProd) {
+      return Acc(1);
     } else {
       return Acc(0);
     }
@@ -41,6 +43,12 @@ struct Op {
       return (a != a || a > b) ? a : b;
     } else if constexpr (R == Reduce::kMin) {
       return (a != a || a < b) ? a : b;
+    } else if constexpr (R == Reduce::kProd) {
+      if constexpr (std::is_integral_v<Acc>) {
+        return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      } else {
+        return a * b;
+      }
     } else if constexpr (std::is_integral_v<Acc>) {
       return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
     } else {
@@ -54,12 +62,14 @@ template <typename Acc>
 GPUPRIM_HD Acc identity(Reduce r) {
   if (r == Reduce::kMax) return Op<Reduce::kMax>::identity<Acc>();
   if (r == Reduce::kMin) return Op<Reduce::kMin>::identity<Acc>();
+  if (r == Reduce::kProd) return Acc(1);
   return Acc(0);
 }
 template <typename Acc>
 GPUPRIM_HD Acc combine(Reduce r, Acc a, Acc b) {
   if (r == Reduce::kMax) return Op<Reduce::kMax>::combine(a, b);
   if (r == Reduce::kMin) return Op<Reduce::kMin>::combine(a, b);
+  if (r == Reduce::kProd) return Op<Reduce::kProd>::combine(a, b);
   return Op<Reduce::kSum>::combine(a, b);
 }
 
@@ -102,7 +112,7 @@ GPUPRIM_HD Acc finalize(Reduce r, bool include_self, Acc self, Acc acc, int64_t 
 }
 
 // A segment's value without a destination to fold into (segment_reduce): empty segments give 0 for every
-// reduction, mean divides by the count.
+// reduction (segment_reduce's wrapper makes prod's 1, torch's empty product), mean divides by the count.
 template <typename Acc>
 GPUPRIM_HD Acc segment_value(bool mean, Acc acc, int64_t count) {
   if (count == 0) return Acc(0);
