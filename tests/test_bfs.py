@@ -111,9 +111,10 @@ def test_cuda_equals_cpu_kronecker_large():
 @pytest.mark.gpu
 def test_no_sync_with_max_depth_and_graph_capture():
     crow, col = kronecker_graph(10, 8, seed=8, device="cuda")
+    sources = torch.zeros(1, dtype=torch.int64, device="cuda")  # made here: a tensor from a list copies and syncs
     with gpuprim.deterministic(True):
-        check_no_sync_and_graph_capture(lambda: gpuprim.bfs(crow, col, torch.tensor([0], device="cuda"),
-                                                            max_depth=8, symmetric=True), replays=2)
+        check_no_sync_and_graph_capture(lambda: gpuprim.bfs(crow, col, sources, max_depth=8, symmetric=True),
+                                        replays=2)
 
 
 def test_opcheck(device):
