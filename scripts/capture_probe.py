@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, "tests")
 import torch  # noqa: E402
+
 from op_checks import check_no_sync_and_graph_capture  # noqa: E402
 
 gates = torch.rand(4096, 8, device="cuda").requires_grad_()
