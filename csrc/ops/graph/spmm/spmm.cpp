@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "common/choice.h"
 #include "common/input_errors.h"
 #include "common/torch_utils.h"
 
@@ -11,12 +12,9 @@ namespace gpuprim {
 namespace {
 
 Reduce parse_reduce(c10::string_view reduce) {
-  if (reduce == "sum") return Reduce::kSum;
-  if (reduce == "mean") return Reduce::kMean;
-  if (reduce == "max") return Reduce::kMax;
-  if (reduce == "min") return Reduce::kMin;
-  GPUPRIM_CHECK_ARG(false, "spmm", "reduce", "one of 'sum', 'mean', 'max', 'min'", "'" + std::string(reduce) + "'");
-  return Reduce::kSum;  // unreachable
+  return parse_choice<Reduce>("spmm", "reduce", reduce,
+                              {{"sum", Reduce::kSum}, {"mean", Reduce::kMean}, {"max", Reduce::kMax},
+                               {"min", Reduce::kMin}});
 }
 
 bool is_float(at::ScalarType t) {

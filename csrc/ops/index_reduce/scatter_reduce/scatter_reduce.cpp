@@ -1,6 +1,7 @@
 // Device-independent parts of gpuprim::scatter_reduce: argument checks and the destinations of its items.
 #include <string>
 
+#include "common/choice.h"
 #include "common/torch_utils.h"
 #include "ops/index_reduce/scatter_reduce/scatter_reduce.h"
 
@@ -9,14 +10,9 @@ namespace gpuprim {
 namespace {
 
 Reduce parse_reduce(c10::string_view reduce, const char* op) {
-  if (reduce == "sum") return Reduce::kSum;
-  if (reduce == "mean") return Reduce::kMean;
-  if (reduce == "amax") return Reduce::kMax;
-  if (reduce == "amin") return Reduce::kMin;
-  if (reduce == "prod") return Reduce::kProd;
-  GPUPRIM_CHECK_ARG(false, op, "reduce", "one of 'sum', 'prod', 'mean', 'amax', 'amin'",
-                    "'" + std::string(reduce) + "'");
-  return Reduce::kSum;  // unreachable
+  return parse_choice<Reduce>(op, "reduce", reduce,
+                              {{"sum", Reduce::kSum}, {"prod", Reduce::kProd}, {"mean", Reduce::kMean},
+                               {"amax", Reduce::kMax}, {"amin", Reduce::kMin}});
 }
 
 }  // namespace

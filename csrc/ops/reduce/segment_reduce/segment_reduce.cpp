@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "common/choice.h"
 #include "common/input_errors.h"
 #include "common/torch_utils.h"
 #include "ops/reduce/segment_reduce/segment_reduce.h"
@@ -11,14 +12,9 @@ namespace gpuprim {
 namespace {
 
 Reduce parse_reduce(c10::string_view reduce) {
-  if (reduce == "sum") return Reduce::kSum;
-  if (reduce == "mean") return Reduce::kMean;
-  if (reduce == "max") return Reduce::kMax;
-  if (reduce == "min") return Reduce::kMin;
-  if (reduce == "prod") return Reduce::kProd;
-  GPUPRIM_CHECK_ARG(false, "segment_reduce", "reduce", "one of 'sum', 'mean', 'max', 'min', 'prod'",
-                    "'" + std::string(reduce) + "'");
-  return Reduce::kSum;  // unreachable
+  return parse_choice<Reduce>("segment_reduce", "reduce", reduce,
+                              {{"sum", Reduce::kSum}, {"mean", Reduce::kMean}, {"max", Reduce::kMax},
+                               {"min", Reduce::kMin}, {"prod", Reduce::kProd}});
 }
 
 }  // namespace
