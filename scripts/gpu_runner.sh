@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The GPU runner: on a CUDA machine where torch is installed and nothing can be downloaded,
 # build gpuprim, run the whole test suite with CUDA, run the benchmarks, and write logs, results
-# JSON and plots under OUT_DIR. On the 16-core H200 machine (2026-11-30): build 2.3-2.6 minutes with
-# every op, tests 4.5, every benchmark about 5: more than one 10-minute device call, so split it (README).
+# JSON and plots under OUT_DIR. A build with every op, the whole test suite and every benchmark take more
+# than one 10-minute device call together: split them (README), and give RUN_SECONDS.
 #
 #   bash scripts/gpu_runner.sh OUT_DIR
 #
 # Environment: PYTHON (default python3), TORCH_CUDA_ARCH_LIST (default 9.0), TESTS (test files,
 # default all; "none" skips the tests), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
 # skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase),
+# RUN_SECONDS (the whole run's limit, e.g. the device call's: later phases shrink to end inside it),
 # TEST_JOBS (test files run at once), TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds),
 # GPUPRIM_TEST_DEVICES (default cuda: the CPU variants of device-parametrized tests run in CI;
 # cpu,cuda runs both), SANITIZE=memcheck|racecheck|synccheck|initcheck (below), PREBUILT (below),
@@ -122,9 +123,21 @@ if [ "${TESTS:-}" = none ]; then
 else
 phase "tests${sanitize:+ under compute-sanitizer --tool $sanitize ($(compute-sanitizer --version | tail -1))}"
 files=${TESTS:-}
-timeout $(( ${TEST_TIMEOUT:-330} + 60 )) "$python" scripts/run_tests_isolated.py "$work/test_logs" \
-  --jobs "${TEST_JOBS:-5}" --timeout "${TEST_FILE_TIMEOUT:-200}" --deadline "${TEST_TIMEOUT:-330}" \
+test_seconds=${TEST_TIMEOUT:-330}
+if [ -n "${RUN_SECONDS:-}" ]; then  # leave the benchmarks their share and packing its seconds
+  bench_share=$([ "${BENCH:-all}" = none ] && echo 0 || echo "${BENCH_TIMEOUT:-300}")
+  left=$(( RUN_SECONDS - SECONDS - bench_share - 25 ))
+  [ "$left" -lt "$test_seconds" ] && test_seconds=$left
+  echo "tests get ${test_seconds}s of RUN_SECONDS=$RUN_SECONDS" | tee -a "$summary"
+fi
+mkdir -p "$work/test_logs"
+( while sleep 20; do tar -czf "$out/test_logs.tar.gz.part" -C "$work" test_logs 2>/dev/null \
+    && mv "$out/test_logs.tar.gz.part" "$out/test_logs.tar.gz"; done ) &  # logs survive an outer kill
+saver_pid=$!
+timeout $(( test_seconds + 60 )) "$python" scripts/run_tests_isolated.py "$work/test_logs" \
+  --jobs "${TEST_JOBS:-5}" --timeout "${TEST_FILE_TIMEOUT:-200}" --deadline "$test_seconds" \
   ${files:+--files $files} ${sanitize:+--sanitize $sanitize} -rfE 2>&1 | tee "$out/tests.log"
+kill "$saver_pid" 2>/dev/null; wait "$saver_pid" 2>/dev/null; rm -f "$out/test_logs.tar.gz.part"
 grep -E "^gpu-runner (tests|sanitizer)" "$out/tests.log" | tee -a "$summary"
 # The failure details of each file, for the summary.
 grep -h -E "^(FAILED|ERROR) " "$work"/test_logs/*.log 2>/dev/null | head -40 | tee -a "$summary"
@@ -150,18 +163,26 @@ if [ "${BENCH:-all}" != "none" ]; then
   fi
   phase "benchmarks"
   only=${BENCH:-all}
+  bench_seconds=${BENCH_TIMEOUT:-300}
+  [ -n "${RUN_SECONDS:-}" ] && [ $(( RUN_SECONDS - SECONDS - 20 )) -lt "$bench_seconds" ] \
+    && bench_seconds=$(( RUN_SECONDS - SECONDS - 20 ))
+  mkdir -p "$work/bench"
+  ( while sleep 20; do tar -czf "$out/bench_results.tar.gz.part" -C "$work" bench 2>/dev/null \
+      && mv "$out/bench_results.tar.gz.part" "$out/bench_results.tar.gz"; done ) &
+  bench_saver_pid=$!
   if [ -n "${COMPARE:-}" ]; then
-    timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/compare_trees.py --before "$COMPARE" --after "$root" \
+    timeout "$bench_seconds" "$python" benchmarks/compare_trees.py --before "$COMPARE" --after "$root" \
       --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
       $([ "$only" != all ] && echo "--only $only") 2>&1 | tee "$out/bench.log"
     [ -f "$work/bench/compare.md" ] && cp "$work/bench/compare.md" "$out/compare.md"
   else
-    timeout "${BENCH_TIMEOUT:-300}" "$python" benchmarks/run_all.py --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
+    timeout "$bench_seconds" "$python" benchmarks/run_all.py --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
       ${BENCH_QUICK:+--quick} $([ "$only" != all ] && echo "--only $only") 2>&1 | tee "$out/bench.log"
     [ -f "$work/bench/summary.md" ] && cp "$work/bench/summary.md" "$out/bench_summary.md"
   fi
 fi
 
 phase "packing"
+[ -n "${bench_saver_pid:-}" ] && { kill "$bench_saver_pid" 2>/dev/null; wait "$bench_saver_pid" 2>/dev/null; rm -f "$out/bench_results.tar.gz.part"; }
 [ -d "$work/bench" ] && tar -czf "$out/bench_results.tar.gz" -C "$work" bench
 phase "done"

@@ -129,8 +129,9 @@ def main() -> None:
     deadline = time.time() + args.deadline
     sanitizer = {"errors": 0, "files": 0, "reports": 0}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for name, counts, seconds, statuses, crashed in pool.map(
-                lambda f: run_file(f, args.log_dir, args.timeout, extra, deadline, args.sanitize), files):
+        futures = [pool.submit(run_file, f, args.log_dir, args.timeout, extra, deadline, args.sanitize) for f in files]
+        for future in concurrent.futures.as_completed(futures):  # a line per file as soon as it ends
+            name, counts, seconds, statuses, crashed = future.result()
             for kind, number in counts.items():
                 totals[kind] = totals.get(kind, 0) + number
             all_crashed += crashed
