@@ -96,24 +96,6 @@ def fwd_bwd(layer, logits: torch.Tensor, hidden: torch.Tensor, k: int):
     return step
 
 
-def wall_time(fn, calls: int = 200, warmup: int = 20) -> dict:
-    """Per-call time of fn() called back to back, between CUDA events around each Python call: the launches' host
-    time counts whenever the GPU waits for it (the other rows flush L2 before each call, which hides it)."""
-    if timing.DEVICE != "cuda":
-        return timing.bench(fn, warmup=warmup, reps=calls, flush_l2=False)
-    for _ in range(warmup):
-        fn()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
-    torch.cuda.synchronize()
-    for start, end in zip(starts, ends):
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    return timing._summarize([start.elapsed_time(end) for start, end in zip(starts, ends)])
-
-
 # ---------------------------------------------------------------- cases
 def _inputs(tokens: int, hidden_size: int, experts: int, k: int):
     gen = torch.Generator(device=timing.DEVICE).manual_seed(0)
@@ -165,8 +147,8 @@ def _measure(case: str, part: str, tokens: int, hidden_size: int, experts: int, 
                                      ("token_ids", routing.token_ids, ref[5])):
             timing.assert_equal(ours, expected, f"gpuprim.moe_route {case} {name}")
         bytes_moved = tokens * experts * logits.element_size() + pairs * 8 * 4 + experts * 16
-        add("gpuprim", lambda: gpuprim.moe_route(logits, k), bytes_moved, bench=wall_time)
-        add("torch_eager", lambda: reference_route(logits, k), bytes_moved, bench=wall_time)
+        add("gpuprim", lambda: gpuprim.moe_route(logits, k), bytes_moved, bench=timing.wall_time)
+        add("torch_eager", lambda: reference_route(logits, k), bytes_moved, bench=timing.wall_time)
     elif part == "route_permute":
         bytes_moved = 2 * pairs * hidden_size * elt
         add("gpuprim", lambda: gpuprim.moe_permute(hidden, gpuprim.moe_route(logits, k)), bytes_moved)

@@ -108,6 +108,24 @@ def bench(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25, flush_l2
     return _summarize([start.elapsed_time(end) for start, end in zip(starts, ends)])
 
 
+def wall_time(fn, calls: int = 200, warmup: int = 20) -> dict:
+    """Per-call time of fn() called back to back, between CUDA events around each Python call: the launches' host
+    time counts whenever the GPU waits for it (the other rows flush L2 before each call, which hides it)."""
+    if DEVICE != "cuda":
+        return bench(fn, warmup=warmup, reps=calls, flush_l2=False)
+    for _ in range(warmup):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    torch.cuda.synchronize()
+    for start, end in zip(starts, ends):
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return _summarize([start.elapsed_time(end) for start, end in zip(starts, ends)])
+
+
 def _bench_wall_clock(fn: Callable[[], object], *, warmup: int, reps: int) -> Dict[str, float]:
     import time
 
