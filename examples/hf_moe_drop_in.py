@@ -179,6 +179,10 @@ def main() -> int:
             print(f"{kind:>12}: skipped, this transformers has no such block ({error})")
             continue
         torch.manual_seed(0)
+        with torch.no_grad():  # a bare block is not initialized by PreTrainedModel: give every weight values
+            for name, parameter in block.named_parameters():
+                if not name.endswith("e_score_correction_bias"):
+                    parameter.normal_(0.0, parameter.shape[-1] ** -0.5 if parameter.dim() > 1 else 0.02)
         block = block.to(device=device, dtype=dtype).eval()
         if kind == "deepseek_v3":
             block.gate.e_score_correction_bias.data = block.gate.e_score_correction_bias.data.float()
@@ -191,6 +195,10 @@ def main() -> int:
             print(f"{kind:>12}: skipped, block layout not recognised by this script ({error})")
             continue
         theirs, their_grads = gradients(lambda v, b=block: hf_forward(b, v), block, x, grad_out)
+        if not bool(torch.isfinite(theirs).all()) or float(theirs.abs().max()) == 0.0:
+            print(f"{kind:>12}: FAILED, the block's own output is not finite and non-zero: nothing to compare")
+            failed = True
+            continue
         errors = {"output": relative_error(ours, theirs)}
         errors.update({name: relative_error(ours_grads[name], g) for name, g in their_grads.items()
                        if name in ours_grads})
