@@ -81,8 +81,10 @@ def _embedding_bag(case: str, rows: int, d: int, dtype: torch.dtype, mode: str, 
         torch_out = F.embedding_bag(idx, w_torch, offsets, mode=mode, sparse=True)
         specs = [("backward", "gpuprim", lambda: torch.autograd.grad(ours_out, w_ours, grad, retain_graph=True)[0]),
                  ("backward", "torch", lambda: torch.autograd.grad(torch_out, w_torch, grad, retain_graph=True)[0])]
-        torch.testing.assert_close(specs[0][2]().to_dense().float(), specs[1][2]().to_dense().float(),
-                                   rtol=tol["rtol"], atol=tol["atol"] * 10)
+        expected = specs[1][2]().to_dense().float()  # hot rows sum 10^5 terms: fp32 order differs, scale atol
+        torch.testing.assert_close(specs[0][2]().to_dense().float(), expected, rtol=tol["rtol"],
+                                   atol=tol["atol"] * (float(expected.abs().max()) + 1))
+        del expected
         nbytes = {"backward": 2 * n * d * esize + n * 8}
     else:
         ours_fwd = lambda: gpuprim.embedding_bag(weight, idx, offsets, mode)  # noqa: E731
