@@ -17,6 +17,7 @@
 #include "prim/util/cuda_check.h"
 #include "prim/util/dispatch.h"
 #include "prim/util/launch.h"
+#include "prim/warp/aggregate.cuh"
 
 namespace gpuprim {
 namespace {
@@ -58,9 +59,9 @@ __device__ __forceinline__ int64_t degree(const I* crow, int64_t v, int64_t edge
 
 template <typename I>
 __device__ __forceinline__ void append(Control* control, I* next, const I* crow, int64_t v, int64_t edges) {
-  const unsigned long long slot = atomicAdd(&control->next_size, 1ull);
+  const unsigned long long slot = warp::aggregated_increment(&control->next_size);
   next[slot] = static_cast<I>(v);
-  atomicAdd(&control->next_edges, static_cast<unsigned long long>(degree(crow, v, edges)));
+  warp::aggregated_add(&control->next_edges, static_cast<unsigned long long>(degree(crow, v, edges)));
 }
 
 template <typename I>

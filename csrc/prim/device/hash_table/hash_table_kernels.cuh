@@ -5,6 +5,7 @@
 #include "prim/device/hash_table/hash.h"
 #include "prim/device/hash_table/hash_table.h"
 #include "prim/util/input_error.cuh"
+#include "prim/warp/aggregate.cuh"
 
 namespace gpuprim {
 namespace hash_table {
@@ -40,9 +41,9 @@ __device__ __forceinline__ int64_t claim_slot(Key* keys, int64_t capacity, Key k
   return -1;
 }
 
-// Counts a key stored for the first time; returns the size before it.
+// Counts a key stored for the first time; returns the size before it (one atomic per warp).
 __device__ __forceinline__ int64_t count_new_key(int64_t* state) {
-  return static_cast<int64_t>(atomicAdd(reinterpret_cast<unsigned long long*>(state + kStateSize), 1ull));
+  return static_cast<int64_t>(warp::aggregated_increment(reinterpret_cast<unsigned long long*>(state + kStateSize)));
 }
 
 // Marks the key kEmpty stored (its place is beside the slots); true for the thread that stored it first.
@@ -134,7 +135,8 @@ __global__ void insert_set_kernel(Key* __restrict__ table, int64_t capacity, int
     } else {
       bool claimed;
       s = claim_slot(table, capacity, key, claimed);
-      over = s < 0 || (claimed && count_new_key(state) >= limit);
+      if (claimed) over = count_new_key(state) >= limit;
+      if (s < 0) over = true;
     }
     if (over) *gave_up = 1;
     slot_of[i] = static_cast<uint32_t>(s);
@@ -149,7 +151,7 @@ __global__ void collect_kernel(const Key* __restrict__ table, int64_t capacity, 
   for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < capacity; s += stride) {
     const Key key = table[s];
     if (key != kEmpty<Key>) {
-      const unsigned long long p = atomicAdd(count, 1ull);
+      const unsigned long long p = warp::aggregated_increment(count);
       out_keys[p] = key;
       out_slots[p] = static_cast<uint32_t>(s);
     }
