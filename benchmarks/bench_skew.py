@@ -2,6 +2,7 @@
 small-batch calls whose cost is mostly launch and host time.
 
 python3 benchmarks/bench_skew.py --out DIR [--quick] [--only embedding_bag,index_add,topk,topk_gating]
+    [--match giant_bag,adjacent]   (or env GPUPRIM_SKEW_OPS / GPUPRIM_SKEW_MATCH, e.g. under run_all)
 
 Id distributions over a vocabulary of R rows: uniform; Zipf with exponent 1.0 and 1.2 whose hot ranks are
 scattered over the table (a random permutation) or adjacent at the lowest ids (a vocabulary numbered by
@@ -19,6 +20,7 @@ every row for run_all's summary. A text progress bar goes to stderr.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -258,11 +260,15 @@ def plot_ratios(op: str, rows: List[timing.Row], path: Path) -> None:
     plt.close(figure)
 
 
-def run(out_dir: str, quick: bool = False, only: Optional[List[str]] = None) -> List[timing.Row]:
+def run(out_dir: str, quick: bool = False, only: Optional[List[str]] = None,
+        match: Optional[List[str]] = None) -> List[timing.Row]:
     plan = [("skew_embedding_bag", _embedding_bag, embedding_bag_cases(quick)),
             ("skew_index_add", _index_add, index_add_cases(quick))]
     plan += [(f"skew_{name}", measure, specs) for name, (measure, specs) in SMALL_BATCH.items()]
     plan = [entry for entry in plan if not only or entry[0][len("skew_"):] in only]
+    if match:  # only the cases whose names hold one of these parts
+        plan = [(op, measure, [spec for spec in specs if any(part in spec["case"] for part in match)])
+                for op, measure, specs in plan]
     total, done, every = sum(len(specs) for _, _, specs in plan), 0, []
     for op, measure, specs in plan:
         rows: List[timing.Row] = []
@@ -286,6 +292,10 @@ if __name__ == "__main__":
     parser.add_argument("--out", required=True)
     parser.add_argument("--cub-bin", default=None, help="unused (no CUB anchor here); run_all passes it")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="", help="comma list of embedding_bag, index_add, topk, topk_gating")
+    parser.add_argument("--only", default=os.environ.get("GPUPRIM_SKEW_OPS", ""),
+                        help="comma list of embedding_bag, index_add, topk, topk_gating (env GPUPRIM_SKEW_OPS)")
+    parser.add_argument("--match", default=os.environ.get("GPUPRIM_SKEW_MATCH", ""),
+                        help="comma list: only cases whose names contain one of these (env GPUPRIM_SKEW_MATCH)")
     args = parser.parse_args()
-    run(args.out, args.quick, [name for name in args.only.split(",") if name])
+    run(args.out, args.quick, [name for name in args.only.split(",") if name],
+        [part for part in args.match.split(",") if part])
