@@ -35,13 +35,14 @@ def unique(
             ``inverse`` has ``x.size(dim)`` entries, each slice's index into them; ``counts`` one per distinct
             slice. Two slices are equal when every element is (``==``: -0.0 == +0.0, and a slice holding a NaN
             equals no other slice, as in torch). As torch, ``x`` must be at least 1-D and may have no empty
-            dimension other than ``dim``. Always the sort path: ``ceil(slice bytes / 8)`` stable radix sorts of
-            ``x.size(dim)`` 64-bit keys (several narrow columns packed per key), so narrow slices are cheap and
-            very wide ones cost a sort per 8 bytes of slice.
+            dimension other than ``dim``. ``x`` of two or more dimensions always takes the sort path (a 1-D
+            ``x`` is the flattened form): ``ceil(slice bytes / 8)`` stable radix sorts of ``x.size(dim)``
+            64-bit keys (several narrow columns packed per key), so narrow slices are cheap and very wide ones
+            cost a sort per 8 bytes of slice.
         size: the sync-free form: ``values`` and ``counts`` have exactly ``size`` entries (slices along ``dim``
-            with ``dim``), the distinct values
-            ascending, then ``fill_value`` (0 when None) and counts 0; one more output ``num_unique`` (a
-            1-element int64 tensor on ``x``'s device) holds the true number of distinct values. If it exceeds
+            with ``dim``), the distinct values ascending, then ``fill_value`` (0 when None) and counts 0; one
+            more output ``num_unique`` (a 1-element int64 tensor on ``x``'s device) holds the true number of
+            distinct values. If it exceeds
             ``size``, the smallest ``size`` values are returned and the rest dropped (never written out of
             bounds), and ``inverse`` still holds each element's true rank (which may be ``>= size``).
             Captures in CUDA graphs and compiles fullgraph.
