@@ -53,7 +53,9 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("masked_select(Tensor x, Tensor mask) -> Tensor", tags);
   // Runs of equal (==) consecutive elements of 1-D x: unique (x's dtype and size) holds each run's
   // first element, counts (int64, x's size) its length, both zero past num_runs (int64 [1]).
-  m.def("run_length_encode(Tensor x) -> (Tensor unique, Tensor counts, Tensor num_runs)", tags);
+  // dim (torch.unique_consecutive(dim=)): runs of equal consecutive slices x.select(dim, i) of x of any rank:
+  // unique (x's shape) holds each run's first slice along dim, counts [x.size(dim)], both zero past num_runs.
+  m.def("run_length_encode(Tensor x, *, int? dim=None) -> (Tensor unique, Tensor counts, Tensor num_runs)", tags);
   // ---- MoE token routing (moe_route, moe_route_metadata, moe_permute, moe_unpermute) ----
   // topk_gating(logits [T, E], k, score, renormalize) -> (gates, expert_ids), followed by moe_route_metadata(
   // expert_ids, gates, E, capacity, pad_to, drop) -> (counts, offsets, slots, token_ids, num_dropped): the fields
@@ -165,9 +167,13 @@ TORCH_LIBRARY(gpuprim, m) {
   // fill_value (0 without one) and 0; inverse (int64, x's shape; empty unless return_inverse) each element's
   // rank; num_unique (int64 [1]) the true count, which may exceed size (the excess is dropped). With size: no
   // host sync. Without: CUDA int32/int64 inputs of >= 2^20 elements take the hash path, which syncs once.
-  m.def("unique(Tensor x, *, bool return_inverse=False, bool return_counts=False, int? size=None,"
-        " Scalar? fill_value=None) -> (Tensor values, Tensor inverse, Tensor counts, Tensor num_unique)",
-        tags);
+  // dim (torch.unique(dim=)): the slices x.select(dim, i) are the elements, in lexicographic order (a slice with a
+  // NaN equals no other); values is x with dim's size made the capacity (padded with fill_value slices), inverse
+  // [x.size(dim)]; never the hash path.
+  m.def(
+      "unique(Tensor x, *, bool return_inverse=False, bool return_counts=False, int? size=None,"
+      " Scalar? fill_value=None, int? dim=None) -> (Tensor values, Tensor inverse, Tensor counts, Tensor num_unique)",
+      tags);
   // A static open-addressing hash map held in three tensors: keys [C] (int32/int64, the dtype's minimum marks a
   // free slot), values [C + 1] (int32/int64/float32/float64; the last belongs to the key equal to that minimum)
   // and state [2] int64 (size, whether the minimum key is stored). Insert-or-assign; among equal keys of one

@@ -168,3 +168,129 @@ def test_more_than_2pow31_elements():
     assert unique[:5].tolist() == [0, 7, 0, 9, 0]
     assert counts[:5].tolist() == [2**31 - 3, 5, 2, 1, 0]
     assert int(counts[-1]) == 0
+
+
+# ---- dim=: runs of equal consecutive slices x.select(dim, i) (torch.unique_consecutive(x, dim=dim)) ----
+
+
+def slice_samples(device, dtype):
+    """(x, dim) pairs: 2-D and 3-D, every dim and a negative one, runs of repeated slices, empty, one slice, all
+    equal, all distinct, 1-D, non-contiguous and (floats) zeros of both signs and NaNs."""
+    g = torch.Generator().manual_seed(31)
+    high = 2 if dtype == torch.bool else 3
+
+    def rand(*shape):
+        return torch.randint(0, high, shape, generator=g).to(dtype).to(device)
+
+    runs = torch.repeat_interleave(rand(40, 3).cpu(), torch.randint(1, 5, (40,), generator=g), dim=0).to(device)
+    out = [(runs, 0), (runs.t(), 1), (runs.t().contiguous(), -1), (rand(200, 2), 0)]
+    cube = torch.repeat_interleave(rand(3, 4, 5), 2, dim=1)
+    out += [(cube, 0), (cube, 1), (cube, 2), (cube, -1)]
+    out += [(rand(0, 3), 0), (rand(3, 0), 1), (rand(2, 0, 3), 1), (rand(1, 4), 0)]
+    out += [(torch.ones(6, 2, dtype=dtype, device=device), 0), (rand(9), 0), (runs[::2, 1:], 0)]
+    if dtype != torch.bool:
+        low = 0 if dtype == torch.uint8 else -10
+        out.append((torch.arange(low, low + 60).reshape(20, 3).to(dtype).to(device), 0))  # all distinct
+    if dtype.is_floating_point:
+        nan = float("nan")
+        special = torch.tensor([[0.0, 1.0], [-0.0, 1.0], [nan, 1.0], [nan, 1.0], [1.0, 2.0], [1.0, 2.0], [-nan, 0.0]])
+        out += [(special.to(dtype).to(device), 0), (special.t().to(dtype).to(device), 1)]
+    return out
+
+
+def reference_dim(x, dim):
+    """torch.unique_consecutive(dim=) on the CPU, with unique taken as the bits of each run's first slice."""
+    xc = x.cpu()
+    _, inverse, counts = torch.unique_consecutive(xc, return_inverse=True, return_counts=True, dim=dim)
+    starts = torch.cumsum(counts, 0) - counts
+    return xc.index_select(dim, starts), counts, inverse
+
+
+def check_rle_dim(x, dim):
+    unique, counts, num_runs, inverse = gpuprim.run_length_encode(x, dim=dim, return_inverse=True)
+    ref_unique, ref_counts, ref_inverse = reference_dim(x, dim)
+    r, m = ref_counts.numel(), x.shape[dim]
+    what = f"dim={dim} shape={tuple(x.shape)}"
+    assert unique.dtype == x.dtype and unique.shape == x.shape and unique.device == x.device, what
+    assert counts.dtype == torch.int64 and counts.shape == (m,) and num_runs.shape == (1,), what
+    assert int(num_runs) == r, what
+    assert_bitwise_equal(unique.narrow(dim, 0, r).cpu(), ref_unique, what)
+    assert torch.equal(counts[:r].cpu(), ref_counts) and torch.equal(inverse.cpu(), ref_inverse), what
+    assert bool((bits(unique.narrow(dim, r, m - r)) == 0).all()) and bool((counts[r:] == 0).all()), what
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_dim_matches_unique_consecutive(device, dtype):
+    for x, dim in slice_samples(device, dtype):
+        check_rle_dim(x, dim)
+
+
+def test_dim_special_values(device):
+    """NaN != NaN (a slice holding one is a run of its own); -0.0 == +0.0 (one run, the first slice's bits)."""
+    nan = float("nan")
+    x = torch.tensor([[0.0, 1.0], [-0.0, 1.0], [nan, 1.0], [nan, 1.0], [2.0, 2.0]], device=device)
+    unique, counts, num_runs = gpuprim.run_length_encode(x, dim=0)
+    assert int(num_runs) == 4 and counts.tolist() == [2, 1, 1, 1, 0]
+    assert torch.signbit(unique[0, 0]).item() is False and torch.isnan(unique[1:3, 0]).all()
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.int64, torch.bool), ids=str)
+def test_dim_opcheck(device, dtype):
+    for x, dim in slice_samples(device, dtype):
+        if opcheck_sample_ok(x):
+            run_opcheck(torch.ops.gpuprim.run_length_encode.default, (x,), {"dim": dim})
+
+
+def test_dim_deterministic(device):
+    x = torch.repeat_interleave(torch.randint(0, 2, (20_000, 3)), 3, dim=0).to(device)
+    assert_deterministic(lambda: gpuprim.run_length_encode(x, dim=0, return_inverse=True), runs=3)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_dim_compile(device, dynamic):
+    def f(x):
+        unique, counts, num_runs, inverse = gpuprim.run_length_encode(x + 1, dim=1, return_inverse=True)
+        return unique * 2, counts, num_runs, inverse
+
+    for n in (300, 1001):
+        check_compiles(f, torch.randint(0, 2, (3, n), device=device), dynamic=dynamic)
+
+
+def test_dim_bad_arguments(device):
+    with pytest.raises(IndexError, match=r"gpuprim.run_length_encode: dim must be in \[-2, 1\], got 2"):
+        gpuprim.run_length_encode(torch.zeros(2, 3, device=device), dim=2)
+    with pytest.raises(IndexError, match="gpuprim.run_length_encode: dim must be None for a 0-d x, got 0"):
+        gpuprim.run_length_encode(torch.tensor(1.0, device=device), dim=0)
+    with pytest.raises(ValueError, match="gpuprim.run_length_encode: x must be free of empty dimensions other than"):
+        gpuprim.run_length_encode(torch.zeros(0, 0, device=device), dim=1)  # torch refuses it too
+    with pytest.raises(TypeError, match="gpuprim.run_length_encode: dim must be an integer"):
+        gpuprim.run_length_encode(torch.zeros(2, 3, device=device), dim=1.0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_dim_cuda_matches_cpu(dtype):
+    for x, dim in slice_samples("cpu", dtype):
+        cpu = gpuprim.run_length_encode(x, dim=dim, return_inverse=True)
+        cuda = gpuprim.run_length_encode(x.cuda(), dim=dim, return_inverse=True)
+        for a, b in zip(cpu, cuda):
+            assert_bitwise_equal(a, b.cpu(), f"{dtype} shape={tuple(x.shape)} dim={dim}")
+
+
+@pytest.mark.gpu
+def test_dim_cuda_large():
+    g = torch.Generator().manual_seed(6)
+    rows = torch.randint(0, 2, (1 << 18, 4), generator=g)
+    x = torch.repeat_interleave(rows, torch.randint(1, 6, (1 << 18,), generator=g), dim=0)
+    check_rle_dim(x.cuda(), 0)
+    check_rle_dim(x.t().cuda(), 1)  # a wide slice per element of the 4 rows: the heads spread over threads
+    check_rle_dim(torch.randint(0, 2, (3, 1 << 22), generator=g).cuda(), 0)  # 3 very wide slices
+
+
+@pytest.mark.gpu
+def test_dim_no_sync_and_graph_capture():
+    x = torch.randint(0, 2, (100_000, 2), device="cuda")
+    check_no_sync_and_graph_capture(lambda: gpuprim.run_length_encode(x, dim=0, return_inverse=True))
+    check_no_sync_and_graph_capture(lambda: gpuprim.run_length_encode(x.t(), dim=1))  # non-contiguous
+    e = torch.zeros(0, 3, device="cuda")
+    check_no_sync_and_graph_capture(lambda: gpuprim.run_length_encode(e, dim=0))

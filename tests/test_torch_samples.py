@@ -25,7 +25,6 @@ REFUSALS = {
     "histc_last_edge": "histogram's last bin is half-open: a value equal to max is dropped (torch.histc counts it)",
     "segment_2d": "segment_reduce: 2-D (batched) offsets / lengths are not supported yet",
     "embedding_bag_renorm": "embedding_bag: max_norm / scale_grad_by_freq are not supported yet",
-    "unique_dim": "run_length_encode: no dim= (runs of slices) form yet",
 }
 DTYPES = [torch.float64, torch.float32, torch.float16, torch.int64, torch.int32, torch.uint8, torch.bool,
           torch.complex64]
@@ -84,11 +83,14 @@ def run_histc(x, args, kw):
 
 
 def run_unique_consecutive(x, args, kw):
-    if kw.get("dim") is not None:
-        refuse("unique_dim")
-    unique, counts, num_runs, inverse = gpuprim.run_length_encode(x.reshape(-1), return_inverse=True)
+    dim = kw.get("dim")
+    if dim is None:
+        unique, counts, num_runs, inverse = gpuprim.run_length_encode(x.reshape(-1), return_inverse=True)
+        inverse = inverse.view(x.shape)
+    else:
+        unique, counts, num_runs, inverse = gpuprim.run_length_encode(x, dim=dim, return_inverse=True)
     r = int(num_runs)
-    out = [unique[:r]] + ([inverse.view(x.shape)] if kw.get("return_inverse") else []) + (
+    out = [unique.narrow(0 if dim is None else dim, 0, r)] + ([inverse] if kw.get("return_inverse") else []) + (
         [counts[:r]] if kw.get("return_counts") else [])
     return out[0] if len(out) == 1 else tuple(out)
 

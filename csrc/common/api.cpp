@@ -90,10 +90,11 @@ at::Tensor masked_select(const at::Tensor& x, const at::Tensor& mask) {
   return op.call(x, mask);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x, std::optional<int64_t> dim) {
   static const auto op =
-      find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&)>("gpuprim::run_length_encode");
-  return op.call(x);
+      find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, std::optional<int64_t>)>(
+          "gpuprim::run_length_encode");
+  return op.call(x, dim);
 }
 
 // ---- MoE token routing ----
@@ -260,11 +261,12 @@ void scatter_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const
 // ---- unique and the static hash map ----
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> unique(const at::Tensor& x, bool return_inverse,
                                                                    bool return_counts, std::optional<int64_t> size,
-                                                                   const std::optional<at::Scalar>& fill_value) {
-  static const auto op =
-      find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
-          const at::Tensor&, bool, bool, std::optional<int64_t>, const std::optional<at::Scalar>&)>("gpuprim::unique");
-  return op.call(x, return_inverse, return_counts, size, fill_value);
+                                                                   const std::optional<at::Scalar>& fill_value,
+                                                                   std::optional<int64_t> dim) {
+  static const auto op = find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
+      const at::Tensor&, bool, bool, std::optional<int64_t>, const std::optional<at::Scalar>&,
+      std::optional<int64_t>)>("gpuprim::unique");
+  return op.call(x, return_inverse, return_counts, size, fill_value, dim);
 }
 
 void hash_map_insert_(at::Tensor& keys, at::Tensor& values, at::Tensor& state, const at::Tensor& new_keys,

@@ -72,8 +72,11 @@ std::tuple<at::Tensor, at::Tensor> compact(const at::Tensor& x, const at::Tensor
 at::Tensor masked_select(const at::Tensor& x, const at::Tensor& mask);
 // (unique, counts, num_runs) of 1-D x: runs of consecutive elements equal under == (NaN != NaN,
 // -0.0 == +0.0), each run's first element and its int64 length, zero past the 1-element int64
-// num_runs. No host sync; on CUDA x may have at most 2^31 - 1 elements. Not differentiable.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x);
+// num_runs. No host sync; 64-bit sizes. Not differentiable. With dim (torch.unique_consecutive(dim=)), x of
+// any rank: runs of equal consecutive slices x.select(dim, i) (equal when every element is); unique has x's
+// shape (each run's first slice along dim, then zeros), counts [x.size(dim)].
+std::tuple<at::Tensor, at::Tensor, at::Tensor> run_length_encode(const at::Tensor& x,
+                                                                 std::optional<int64_t> dim = std::nullopt);
 
 // ---- MoE token routing ----
 // (gates, expert_ids, counts, offsets, slots, token_ids, num_dropped): topk_gating's outputs, then
@@ -179,12 +182,15 @@ void scatter_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const
 // (x.numel() without one), ascending, padded with fill_value (0 without one) and 0; inverse (x's shape) and
 // counts are empty unless asked for; num_unique (int64 [1], on x's device) the true count, which may exceed
 // size. NaN last, each NaN distinct; -0.0 == +0.0. With size: no host sync (CUDA graphs). Without: CUDA int32 /
-// int64 inputs of >= 2^20 elements may take the hash path, which syncs once. Not differentiable.
+// int64 inputs of >= 2^20 elements may take the hash path, which syncs once. Not differentiable. With dim
+// (torch.unique(dim=)): the slices x.select(dim, i) are the elements, in lexicographic order; values is x with
+// dim's size made the capacity (padded with fill_value slices), inverse [x.size(dim)]; no host sync either way.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> unique(const at::Tensor& x, bool return_inverse = false,
                                                                    bool return_counts = false,
                                                                    std::optional<int64_t> size = std::nullopt,
                                                                    const std::optional<at::Scalar>& fill_value =
-                                                                       std::nullopt);
+                                                                       std::nullopt,
+                                                                   std::optional<int64_t> dim = std::nullopt);
 // The hash map ops on a table of three tensors (see HashMap).
 void hash_map_insert_(at::Tensor& keys, at::Tensor& values, at::Tensor& state, const at::Tensor& new_keys,
                       const at::Tensor& new_values);

@@ -18,6 +18,23 @@ int64_t unique_check(const at::Tensor& x, std::optional<int64_t> size) {
   return x.numel();
 }
 
+int64_t unique_dim_check(const at::Tensor& x, int64_t dim) {
+  GPUPRIM_CHECK_INDEX(x.dim() > 0, "unique", "dim", "None for a 0-d x", dim);
+  const int64_t d = wrap_dim("unique", "dim", dim, x.dim());
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (i == d) continue;
+    GPUPRIM_CHECK_ARG(x.sym_size(i) != 0, "unique", "x",
+                      c10::str("free of empty dimensions other than dim = ", d, " (as torch.unique)"), x.sym_sizes());
+  }
+  return d;
+}
+
+int64_t unique_slice_width(const at::Tensor& x, int64_t dim) {
+  int64_t width = 1;
+  for (int64_t i = 0; i < x.dim(); ++i) width *= i == dim ? 1 : x.size(i);
+  return width;
+}
+
 uint64_t unique_fill_bits(const at::Tensor& x, const std::optional<c10::Scalar>& fill_value) {
   const at::Tensor fill =
       at::scalar_tensor(fill_value.value_or(c10::Scalar(0)), at::TensorOptions().dtype(x.scalar_type()));

@@ -10,6 +10,13 @@ namespace gpuprim {
 // counts: size, or x.numel() without one.
 int64_t unique_check(const at::Tensor& x, std::optional<int64_t> size);
 
+// dim (the slices form, torch.unique(dim=)) wrapped into [0, x.dim()), checked by torch's rules: x at least 1-D,
+// and no empty dimension other than dim (slices of no elements). SymInt-safe (the Meta kernel uses it).
+int64_t unique_dim_check(const at::Tensor& x, int64_t dim);
+
+// The number of elements of one slice x.select(dim, i) (the product of the other dimensions).
+int64_t unique_slice_width(const at::Tensor& x, int64_t dim);
+
 // fill_value (0 without one) as the raw bits of x's dtype, zero-extended.
 uint64_t unique_fill_bits(const at::Tensor& x, const std::optional<c10::Scalar>& fill_value);
 

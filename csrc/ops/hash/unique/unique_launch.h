@@ -18,4 +18,12 @@ void unique_cuda_launch(const void* x, DType type, int64_t n, int64_t capacity, 
                         void* values, int64_t* inverse, int64_t* counts, int64_t* num_unique, Workspace& workspace,
                         cudaStream_t stream);
 
+// torch.unique(dim=) of the m slices rows[m, width] (contiguous: the glue moves dim to the front): values
+// [capacity, width] (the distinct slices in lexicographic order, then fill_bits in every element), counts
+// [capacity] (then 0; may be null), inverse [m] (each slice's rank; may be null) and *num_unique on the device (the
+// true count; the excess is dropped). Equality and order as in unique_cpu.cpp. No host sync.
+void unique_slices_cuda_launch(const void* rows, DType type, int64_t m, int64_t width, int64_t capacity,
+                               uint64_t fill_bits, void* values, int64_t* inverse, int64_t* counts, int64_t* num_unique,
+                               Workspace& workspace, cudaStream_t stream);
+
 }  // namespace gpuprim
