@@ -3,10 +3,10 @@
 //
 // Long bags are cut at fixed windows of kEmbeddingBagLongBag positions (prim/device/segmented_reduce/
 // long_segments.cuh: two warp-wide searches per window, no plan pass, no host sync):
-//   piece_kernel    one block per window: each long bag's piece in it is folded into a partial slot (fp32, fp64
-//                   for double): thread row rt folds a contiguous run of the piece in position order, kUnroll
-//                   rows in flight, then the block's rows meet in a fixed tree; also the piece's used-index count
-//                   (and its bad indices are recorded, as the bag kernel does for short bags)
+//   piece_kernel    a block takes 4 windows (its 8 warps search at once), then folds each long bag's piece in
+//                   them into a partial slot (fp32, fp64 for double): thread row rt folds a contiguous run of the
+//                   piece in position order, kUnroll rows in flight, then the block's rows meet in a fixed tree;
+//                   also the piece's used-index count (its bad indices are recorded, as the bag kernel does)
 //   combine_kernel  folds each long bag's slots in window order, then mean divides and the result is stored
 // max: a partial is the first maximum of the non-NaN values (ties: the earlier position, merged in position
 // order) and the first used row; a NaN at the bag's first used row wins, as in the bag kernel's rule
@@ -31,6 +31,8 @@ namespace {
 constexpr int kThreads = kBlockThreads;
 constexpr int kUnroll = 4;  // independent row loads in flight per thread
 constexpr int64_t kWindow = kEmbeddingBagLongBag;
+constexpr int kSearches = kThreads / kWarpSize;  // one search per warp: two per window
+constexpr int kWindowsPerBlock = kSearches / 2;
 using Sum = reducers::Op<Reduce::kSum>;
 
 __device__ __forceinline__ bool used(int64_t index, const EmbeddingBagShape& s) {
@@ -156,19 +158,22 @@ __global__ void __launch_bounds__(kThreads) piece_kernel(const T* __restrict__ w
                                                          InputCheck index_check, Slots<typename AccOf<T>::type> slots) {
   using Acc = typename AccOf<T>::type;
   __shared__ TreeShared<Acc, Vec, Max> shared;
-  __shared__ segmented::WindowPiece pieces[2];
+  __shared__ segmented::WindowPiece pieces[kSearches];
   const int lane = threadIdx.x % group, rt = threadIdx.x / group, row_threads = kThreads / group;
   const int64_t windows = (s.nnz + kWindow - 1) / kWindow;
-  for (int64_t w = blockIdx.x; w < windows; w += gridDim.x) {
-    // The two searches run side by side, in warps 0 and 1.
-    if (threadIdx.x < 2 * kWarpSize) {
-      const int which = threadIdx.x / kWarpSize;
-      const segmented::WindowPiece piece = segmented::long_segment_piece(bounds, s.bags, s.nnz, kWindow, w, which);
-      if (threadIdx.x % kWarpSize == 0) pieces[which] = piece;
+  for (int64_t w0 = int64_t(blockIdx.x) * kWindowsPerBlock; w0 < windows; w0 += int64_t(gridDim.x) * kWindowsPerBlock) {
+    // Every warp searches at once: warp k looks for piece k % 2 of window w0 + k / 2 (most find none).
+    {
+      const int k = threadIdx.x / kWarpSize;
+      const int64_t w = w0 + k / 2;
+      segmented::WindowPiece piece{-1, 0, 0, 0};
+      if (w < windows) piece = segmented::long_segment_piece(bounds, s.bags, s.nnz, kWindow, w, k % 2);
+      if (threadIdx.x % kWarpSize == 0) pieces[k] = piece;
     }
     __syncthreads();
-    for (int which = 0; which < 2; ++which) {
-      const segmented::WindowPiece piece = pieces[which];
+#pragma unroll 1
+    for (int k = 0; k < kSearches; ++k) {
+      const segmented::WindowPiece piece = pieces[k];
       if (piece.segment < 0) continue;  // block-uniform
       // Used indices of the piece; bad ones are recorded (the first of each thread, after its loop).
       int count = 0;
@@ -204,7 +209,7 @@ __global__ void __launch_bounds__(kThreads) piece_kernel(const T* __restrict__ w
         }
       }
     }
-    __syncthreads();  // pieces is rewritten for the next window
+    __syncthreads();  // pieces is rewritten for the next windows
   }
 }
 
@@ -319,7 +324,7 @@ void long_bags(const T* weight, const I* indices, const int64_t* bounds, const T
     constexpr bool kMax = decltype(is_max)::value;
     const int group = lanes_per_row(s.dim, kVec);
     auto piece = piece_kernel<T, I, kVec, kMax>;
-    piece<<<grid_for(windows, 1, resident_blocks(piece, kThreads)), kThreads, 0, stream>>>(
+    piece<<<grid_for(windows, kWindowsPerBlock, resident_blocks(piece, kThreads)), kThreads, 0, stream>>>(
         weight, indices, bounds, psw, s, group, index_check, slots);
     GPUPRIM_LAUNCH_CHECK();
     auto combine = combine_kernel<T, kVec, kMax>;
