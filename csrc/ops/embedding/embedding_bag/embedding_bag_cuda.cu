@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
     int64_t lo, hi;
     segment_bounds(bounds, b, s.nnz, lo, hi);
     if (lane == 0 && checks.from_offsets && checks.offsets.record != nullptr) check_bounds(checks, bounds, b, s);
-    if (hi - lo > long_bag) continue;  // the long-bag kernels' (group-uniform)
+    if (hi - lo > long_bag) continue;  // embedding_bag_long_cuda.cu's bag (a group-uniform branch)
     // Used indices of the bag (for mean and bag_size), counted by the bag's lanes (a group-uniform loop).
     // A bad index is skipped below; this lane's first one is recorded after the loop (no call inside it).
     int64_t count = 0, bad_p = -1, bad_index = 0;
