@@ -12,6 +12,10 @@ reports peak_extra_mib: torch.cuda.max_memory_allocated() during the call minus 
 timing (fp32 accumulation in both, different order: allclose), and gpuprim's gradient twice for bitwise equality.
 The dense_zero_fill backward rows time torch.zeros of the gradient's shape: the write every dense backward must do
 (2.56 GB for the 10M x 64 fp32 table).
+Inputs shaped like real ones (1M x 128, fp32 and bf16, sum and mean): giant_bag = one bag of 500k uniform ids
+among 65535 bags of 20 (the CUDA forward splits long bags across blocks), giant_bag_ids_in_bags20 = the same
+number of ids all in bags of 20 (its goal: giant_bag within 2x of it), and zipf1.0_low / zipf1.2_low = Zipf ids
+(p(k) ~ 1/k^s) whose hot rows are adjacent at the lowest ids (a vocabulary numbered by descending frequency).
 bytes_moved: forward = the gathered rows + output + indices; backward = the gathered grad rows + the dense
 gradient written + indices.
 """
@@ -39,7 +43,22 @@ def _indices(kind: str, rows: int, n: int) -> torch.Tensor:
         return torch.randperm(rows, device=timing.DEVICE, generator=g)[drawn]
     if kind == "all_equal":
         return torch.full((n,), rows // 2, device=timing.DEVICE, dtype=torch.int64)
+    if kind.startswith("zipf") and kind.endswith("_low"):  # zipf<s>_low: rank k = id k - 1, hot rows adjacent
+        exponent = float(kind[len("zipf"):-len("_low")])
+        ranks = torch.arange(1, rows + 1, device=timing.DEVICE, dtype=torch.float64)
+        return torch.multinomial(ranks.pow(-exponent).float(), n, replacement=True, generator=g)
     raise ValueError(kind)
+
+
+def _offsets(layout: str, n: int) -> torch.Tensor:
+    """Bag starts: bags of BAG ids, or ("giant<m>") one bag of m ids in the middle of bags of BAG ids."""
+    if layout == "bags":
+        return torch.arange(0, n, BAG, device=timing.DEVICE, dtype=torch.int64)
+    giant = int(layout[len("giant"):])
+    before = (n - giant) // BAG // 2
+    starts = list(range(0, before * BAG, BAG)) + list(range(before * BAG + giant, n, BAG))
+    return torch.tensor(starts[:before] + [before * BAG] + starts[before:], device=timing.DEVICE,
+                        dtype=torch.int64)
 
 
 def _peak_extra_mib(fn: Callable[[], object]) -> float:
@@ -71,12 +90,12 @@ def _torch_backward(weight, idx, offsets, mode, grad, deterministic: bool) -> Ca
 
 
 def _measure(case: str, rows: int, d: int, dtype: torch.dtype, indices: str, mode: str,
-             n: int) -> List[timing.Row]:
-    bags = n // BAG
+             n: int, layout: str = "bags") -> List[timing.Row]:
     g = torch.Generator(device=timing.DEVICE).manual_seed(1)
     weight = torch.randn(rows, d, device=timing.DEVICE, dtype=torch.float32, generator=g).to(dtype)
     idx = _indices(indices, rows, n)
-    offsets = torch.arange(0, n, BAG, device=timing.DEVICE, dtype=torch.int64)
+    offsets = _offsets(layout, n)
+    bags = offsets.numel()
     grad = torch.randn(bags, d, device=timing.DEVICE, dtype=torch.float32, generator=g).to(dtype)
     tol = dict(rtol=2e-2, atol=2e-2) if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)
 
@@ -139,6 +158,19 @@ def cases(quick: bool) -> List[dict]:
                       mode="max"))
     for spec in specs:
         spec["n"] = n
+    # Inputs shaped like real ones: a giant bag, the same ids in bags of 20, Zipf with hot rows at the lowest ids.
+    giant = 500_000 // timing.size_divisor(quick)
+    n_giant = (NUM_BAGS - 1) * BAG // timing.size_divisor(quick) + giant
+    for dtype, tag in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+        for mode in ("sum", "mean"):
+            common = dict(rows=rows, d=128, dtype=dtype, mode=mode)
+            specs.append(dict(case=f"{mode}_giant_bag_1Mx128_{tag}", indices="uniform", n=n_giant,
+                              layout=f"giant{giant}", **common))
+            specs.append(dict(case=f"{mode}_giant_bag_ids_in_bags20_1Mx128_{tag}", indices="uniform", n=n_giant,
+                              layout="bags", **common))
+            for exponent in ("1.0", "1.2"):
+                specs.append(dict(case=f"{mode}_zipf{exponent}_low_1Mx128_{tag}", indices=f"zipf{exponent}_low",
+                                  n=n, layout="bags", **common))
     return specs
 
 

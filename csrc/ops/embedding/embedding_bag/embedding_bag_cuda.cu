@@ -2,7 +2,8 @@
 //
 // Forward: one warp per bag (a group of 4-16 lanes for short rows); each lane holds Vec adjacent columns
 // (16-byte loads when the row allows), walks the bag's indices in order (kUnroll rows in flight) and
-// accumulates in fp32 (fp64 for double). max keeps the first maximum's row.
+// accumulates in fp32 (fp64 for double). max keeps the first maximum's row. Bags longer than
+// kEmbeddingBagLongBag are skipped here and split across blocks by embedding_bag_long_cuda.cu.
 //
 // Backward (weight): every contribution is a (key, position) pair:
 //   sum/mean  key = weight row of indices[p], value = bag of p (with per_sample_weights: p, and its bag
@@ -73,7 +74,7 @@ template <typename T, typename I, int Vec, bool Max>
 __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ weight, const I* __restrict__ indices,
                                                            const int64_t* __restrict__ bounds,
                                                            const T* __restrict__ psw, EmbeddingBagShape s,
-                                                           EmbeddingBagMode mode, int group,
+                                                           EmbeddingBagMode mode, int group, int64_t long_bag,
                                                            EmbeddingBagChecks checks, T* __restrict__ out,
                                                            int64_t* __restrict__ bag_size,
                                                            int64_t* __restrict__ max_indices) {
@@ -88,6 +89,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
     int64_t lo, hi;
     segment_bounds(bounds, b, s.nnz, lo, hi);
     if (lane == 0 && checks.from_offsets && checks.offsets.record != nullptr) check_bounds(checks, bounds, b, s);
+    if (hi - lo > long_bag) continue;  // embedding_bag_long_cuda.cu's bag (a group-uniform branch)
     // Used indices of the bag (for mean and bag_size), counted by the bag's lanes (a group-uniform loop).
     // A bad index is skipped below; this lane's first one is recorded after the loop (no call inside it).
     int64_t count = 0, bad_p = -1, bad_index = 0;
@@ -170,7 +172,7 @@ void forward(const T* weight, const I* indices, const int64_t* bounds, const T* 
   auto launch = [&](auto kernel, int vec) {
     const int group = lanes_per_bag(s.dim, vec);
     kernel<<<grid_for(s.bags, kThreads / group, 8 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
-        weight, indices, bounds, psw, s, mode, group, checks, out, bag_size, max_indices);
+        weight, indices, bounds, psw, s, mode, group, kEmbeddingBagLongBag, checks, out, bag_size, max_indices);
   };
   const bool max = mode == EmbeddingBagMode::kMax;
   if (wide) {
@@ -385,6 +387,8 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
       run(typename decltype(tag)::type(), typename decltype(index_tag)::type());
     });
   });
+  embedding_bag_long_bags_cuda_launch(weight, type, indices, index_type, bounds, per_sample_weights, shape, mode,
+                                      checks.indices, out, bag_size, max_indices, workspace, stream);
 }
 
 void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DType type, const void* indices,

@@ -42,6 +42,18 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
                                EmbeddingBagMode mode, const EmbeddingBagChecks& checks, void* out, int64_t* bag_size,
                                int64_t* max_indices, Workspace& workspace, cudaStream_t stream);
 
+// Bags of more positions than this are long: the forward's bag kernel skips them and
+// embedding_bag_long_bags_cuda_launch (embedding_bag_long_cuda.cu) splits them across blocks.
+constexpr int64_t kEmbeddingBagLongBag = 1024;
+
+// The forward's outputs (as embedding_bag_cuda_launch) of the long bags only; bad indices in them are recorded
+// through index_check. embedding_bag_cuda_launch calls it; it does nothing when nnz <= kEmbeddingBagLongBag.
+void embedding_bag_long_bags_cuda_launch(const void* weight, DType type, const void* indices, DType index_type,
+                                         const int64_t* bounds, const void* per_sample_weights,
+                                         EmbeddingBagShape shape, EmbeddingBagMode mode,
+                                         const InputCheck& index_check, void* out, int64_t* bag_size,
+                                         int64_t* max_indices, Workspace& workspace, cudaStream_t stream);
+
 // Backward. grad [bags, dim] contiguous (weight's dtype). Writes:
 //  - dense (sparse=false): grad_weight [num_weights, dim]; sum/mean write every row (any content on entry),
 //    max only the rows that get gradient (must be zero on entry);
