@@ -251,8 +251,9 @@ struct BagRows {
 
 // A weight row's gradient: out + key * width (dense), or out + run * width with rows[run] = key (sparse).
 // Dense stores are evict-first, so that the table streaming through L2 does not evict the grad rows gathered.
-// by_freq (scale_grad_by_freq): the row's sum times 1 / its pair count; a uniform branch, free when off.
-template <typename T>
+// ByFreq (scale_grad_by_freq): the row's sum times 1 / its pair count. A template flag, so that the default
+// path's kernels stay exactly as they were (a runtime flag changed their register allocation).
+template <typename T, bool ByFreq>
 struct GradRows {
   using Acc = typename AccOf<T>::type;
   T* out;
@@ -260,14 +261,18 @@ struct GradRows {
   int64_t* rows;  // sparse only
   bool sparse;
   bool streaming;
-  bool by_freq;
   template <int Vec>
   __device__ __forceinline__ void store(int64_t, int64_t run, int64_t key, int64_t col, const Acc (&acc)[Vec],
                                         int64_t count) const {
     VecOf<Vec, T> result;
-    const Acc freq = by_freq && count > 0 ? Acc(1) / static_cast<Acc>(count) : Acc(1);
+    if constexpr (ByFreq) {
+      const Acc freq = Acc(1) / static_cast<Acc>(count > 0 ? count : int64_t(1));
 #pragma unroll
-    for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(by_freq ? acc[j] * freq : acc[j]);
+      for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j] * freq);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
+    }
     T* dst = out + (sparse ? run : key) * width + col;
     if (streaming) {
       store_vec_streaming<Vec>(dst, result);
@@ -287,22 +292,26 @@ void reduce_pairs(const K* keys, const V* positions, int64_t n, K sentinel, cons
                   const V* bag_of, const T* psw, const int64_t* bag_size, T* out, int64_t* rows, bool sparse,
                   bool by_freq, int64_t* num_rows, int64_t dense_rows, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
-  const GradRows<T> sink{out, width, rows, sparse, dense_rows > 0, by_freq};
-  const auto run = [&](auto weighted, auto vec) {
+  const auto run = [&](auto weighted, auto vec, auto freq) {
+    const GradRows<T, decltype(freq)::value> sink{out, width, rows, sparse, dense_rows > 0};
     const BagRows<T, V, decltype(weighted)::value> source{src, positions, bag_of, psw, bag_size, width};
     segmented::reduce_sorted_runs<reducers::Op<Reduce::kSum>, decltype(vec)::value, Acc, K, V>(
         keys, n, sentinel, /*outer=*/1, width, source, sink, dense_rows, num_rows, workspace, stream);
   };
-  const auto by_vec = [&](auto weighted) {
+  const auto by_vec = [&](auto weighted, auto freq) {
     constexpr int kVec = 16 / sizeof(T);
     const bool wide = width % kVec == 0 && aligned(src, 16) && aligned(out, 16);
-    if (wide) return run(weighted, std::integral_constant<int, kVec>());
-    return run(weighted, std::integral_constant<int, 1>());
+    if (wide) return run(weighted, std::integral_constant<int, kVec>(), freq);
+    return run(weighted, std::integral_constant<int, 1>(), freq);
   };
-  if (psw || bag_size) {
-    by_vec(std::true_type());
+  const auto by_weight = [&](auto freq) {
+    if (psw || bag_size) return by_vec(std::true_type(), freq);
+    return by_vec(std::false_type(), freq);
+  };
+  if (by_freq) {
+    by_weight(std::true_type());
   } else {
-    by_vec(std::false_type());
+    by_weight(std::false_type());
   }
 }
 
