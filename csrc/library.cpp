@@ -125,18 +125,21 @@ TORCH_LIBRARY(gpuprim, m) {
   // bag starts; with include_last_offset also the end) or 2-D [num_bags, N] without. padding_idx and
   // out-of-range indices are skipped (not counted); empty bags give 0. Also returns what the backward needs:
   // bag_size (int64 [num_bags], used indices per bag) and max_indices (int64 [num_bags, D], the row of each
-  // maximum, -1 for an empty bag; [0] unless mode='max'). sparse only selects the gradient's layout.
+  // maximum, -1 for an empty bag; [0] unless mode='max'). sparse and scale_grad_by_freq (not with mode='max',
+  // as torch) only shape the gradient. max_norm is torch's in-place renorm before the call (the wrappers').
   m.def("embedding_bag(Tensor weight, Tensor indices, Tensor? offsets=None, str mode=\"mean\", "
-        "Tensor? per_sample_weights=None, int? padding_idx=None, bool include_last_offset=False, bool sparse=False)"
-        " -> (Tensor out, Tensor bag_size, Tensor max_indices)",
+        "Tensor? per_sample_weights=None, int? padding_idx=None, bool include_last_offset=False, bool sparse=False, "
+        "bool scale_grad_by_freq=False) -> (Tensor out, Tensor bag_size, Tensor max_indices)",
         tags);
   // Gradients of embedding_bag from grad [num_bags, D]: grad_weight (dense [num_embeddings, D]; with sparse,
   // [len(indices), D] rows for the distinct rows `rows` (int64 [len(indices)], sorted; zero past num_rows));
   // num_rows (int64 [1], distinct rows that got gradient; 0 for max); grad_per_sample_weights (per_sample_weights'
-  // shape, [0] without). Sort + segmented reduce: bitwise identical on every run, no float atomics.
+  // shape, [0] without). scale_grad_by_freq divides row r's gradient by r's count among the used indices.
+  // Sort + segmented reduce: bitwise identical on every run, no float atomics.
   m.def("embedding_bag_backward(Tensor grad, Tensor weight, Tensor indices, Tensor? offsets, Tensor bag_size, "
         "Tensor max_indices, Tensor? per_sample_weights, str mode, int? padding_idx, bool include_last_offset, "
-        "bool sparse) -> (Tensor grad_weight, Tensor rows, Tensor num_rows, Tensor grad_per_sample_weights)",
+        "bool sparse, bool scale_grad_by_freq=False) -> (Tensor grad_weight, Tensor rows, Tensor num_rows, "
+        "Tensor grad_per_sample_weights)",
         tags);
   // ---- index_add / scatter_reduce (issue 7): torch's semantics, out of place. Every destination row sums
   // (reduces) its source rows in Acc (fp32 for fp16/bf16/fp32, fp64, int64 for integers), then is finalized

@@ -349,7 +349,8 @@ def test_bad_arguments(device):
         gpuprim.segment_reduce(src, offsets, "x")
     with pytest.raises(IndexError, match=r"gpuprim.segment_reduce: dim must be in \[-2, 1\], got 2"):
         gpuprim.segment_reduce(src, offsets, "sum", 2)
-    with pytest.raises(ValueError, match="gpuprim.segment_reduce: offsets must be 1-D, got 2-D tensor"):
+    with pytest.raises(ValueError, match=r"gpuprim.segment_reduce: dim \(axis\) must be offsets.dim\(\) - 1 = 1 "
+                       r"with 2-D \(batched\) offsets / lengths, got 0"):
         gpuprim.segment_reduce(src, offsets.view(1, 3))
     with pytest.raises(TypeError, match="gpuprim.segment_reduce: offsets must be an int32 or int64 tensor, got Float"):
         gpuprim.segment_reduce(src, offsets.float())

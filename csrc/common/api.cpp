@@ -196,24 +196,45 @@ at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq, std::optional<double> max_norm,
+    double norm_type) {
   static const auto op = find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
       const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, c10::string_view,
-      const std::optional<at::Tensor>&, std::optional<int64_t>, bool, bool)>("gpuprim::embedding_bag");
-  return op.call(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
+      const std::optional<at::Tensor>&, std::optional<int64_t>, bool, bool, bool)>("gpuprim::embedding_bag");
+  if (max_norm.has_value()) embedding_bag_renorm_(weight, indices, *max_norm, norm_type);
+  return op.call(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse,
+                 scale_grad_by_freq);
+}
+
+// The same composition as the Python wrapper's: every looked-up row (duplicates included: they compute and
+// write the same values, so the result is one renorm per row) in one gather, norm, scale and scatter.
+const at::Tensor& embedding_bag_renorm_(const at::Tensor& weight, const at::Tensor& indices, double max_norm,
+                                        double norm_type) {
+  const at::NoGradGuard no_grad;
+  const int64_t rows = weight.size(0);
+  if (indices.numel() == 0 || rows == 0 || weight.dim() != 2) return weight;  // the op reports bad shapes
+  // Out-of-range indices are an error the op reports; clamped here so that the gather stays in bounds.
+  const at::Tensor idx = indices.reshape({-1}).to(at::kLong).clamp(0, rows - 1);
+  const at::ScalarType acc = weight.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const at::Tensor picked = weight.detach().index_select(0, idx);
+  const int64_t row_dim[] = {1};
+  const at::Tensor norms = at::linalg_vector_norm(picked, norm_type, row_dim, false, acc).to(at::kDouble);
+  const at::Tensor scale = at::where(norms > max_norm, at::full_like(norms, max_norm).div_(norms + 1e-7), 1.0);
+  weight.detach().index_copy_(0, idx, picked.to(acc).mul_(scale.to(acc).unsqueeze(1)).to(weight.scalar_type()));
+  return weight;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backward(
     const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& indices,
     const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
     const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   static const auto op = find_op<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
       const at::Tensor&, const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, const at::Tensor&,
-      const at::Tensor&, const std::optional<at::Tensor>&, c10::string_view, std::optional<int64_t>, bool, bool)>(
-      "gpuprim::embedding_bag_backward");
+      const at::Tensor&, const std::optional<at::Tensor>&, c10::string_view, std::optional<int64_t>, bool, bool,
+      bool)>("gpuprim::embedding_bag_backward");
   return op.call(grad, weight, indices, offsets, bag_size, max_indices, per_sample_weights, mode, padding_idx,
-                 include_last_offset, sparse);
+                 include_last_offset, sparse, scale_grad_by_freq);
 }
 
 at::Tensor index_add(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,

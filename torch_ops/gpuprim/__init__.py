@@ -18,7 +18,7 @@ from gpuprim.bfs import bfs  # noqa: E402
 from gpuprim.bincount import bincount  # noqa: E402
 from gpuprim.compact import compact  # noqa: E402
 from gpuprim.cumsum import cumsum  # noqa: E402
-from gpuprim.embedding_bag import embedding_bag  # noqa: E402
+from gpuprim.embedding_bag import embedding_bag, embedding_bag_renorm_  # noqa: E402
 from gpuprim.hash_map import HashMap, IdRemapper  # noqa: E402
 from gpuprim.histogram import histogram  # noqa: E402
 from gpuprim.index_add import (  # noqa: E402
@@ -57,6 +57,7 @@ __all__ = [
     "deterministic",
     "distributed",
     "embedding_bag",
+    "embedding_bag_renorm_",
     "HashMap",
     "histogram",
     "IdRemapper",

@@ -20,6 +20,9 @@ def embedding_bag(
     padding_idx: Optional[int] = None,
     include_last_offset: bool = False,
     sparse: bool = False,
+    max_norm: Optional[float] = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
 ) -> Tensor:
     """Sums, averages or max-reduces bags of rows of ``weight``, as :func:`torch.nn.functional.embedding_bag`.
 
@@ -38,6 +41,15 @@ def embedding_bag(
             past it belong to no bag, where torch's CPU kernel runs the last bag to ``len(indices)``).
         sparse: the gradient of ``weight`` is a sparse COO tensor (coalesced: the distinct rows, sorted, and
             their gradient rows) instead of a dense one. Not with ``mode="max"`` (as torch). Sizing it syncs.
+        max_norm: as torch, first renormalizes in place (under no_grad) every row of ``weight`` that ``indices``
+            refers to (padding_idx's row included, as torch) whose ``norm_type``-norm exceeds ``max_norm``:
+            the row is scaled by ``max_norm / (norm + 1e-7)`` (torch.embedding_renorm_). A gather, a norm and
+            a scatter of the looked-up rows (fp32 math for 16-bit weights): no host sync. Duplicated indices
+            compute and write the same row, so each row is renormalized once.
+        norm_type: the p of the norm used with ``max_norm`` (torch's default 2).
+        scale_grad_by_freq: the gradient of each weight row is divided by the number of times the row occurs
+            in ``indices`` (the used ones), as torch. Not with ``mode="max"`` (ValueError, as torch). Also with
+            ``sparse=True`` (where torch's backward raises).
 
     Returns:
         ``[num_bags, D]`` of weight's dtype. Empty bags (and bags of padding only) give 0 in every mode.
@@ -57,10 +69,34 @@ def embedding_bag(
         padding_idx = padding_idx + weight.size(0) if padding_idx >= -weight.size(0) else padding_idx
     if is_validating():
         _validate(weight, indices, offsets, include_last_offset)
+    if max_norm is not None:
+        embedding_bag_renorm_(weight, indices, max_norm, norm_type)
     out, _, _ = torch.ops.gpuprim.embedding_bag.default(
-        weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse
+        weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse,
+        scale_grad_by_freq,
     )
     return out
+
+
+def embedding_bag_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float = 2.0) -> Tensor:
+    """torch.embedding_renorm_ under no_grad: the rows of ``weight`` that ``indices`` refers to whose
+    ``norm_type``-norm exceeds ``max_norm`` are scaled in place by ``max_norm / (norm + 1e-7)``. Returns weight.
+
+    Tensor ops on the looked-up rows only (gather, norm, scatter back): no host sync. Out-of-range indices
+    (an error the lookup reports) are clamped into the table here so that the gather stays in bounds.
+    """
+    rows = weight.size(0)
+    if indices.numel() == 0 or rows == 0 or weight.dim() != 2:
+        return weight  # the op reports bad shapes
+    with torch.no_grad():
+        w = weight.detach()
+        idx = indices.reshape(-1).long().clamp(0, rows - 1)
+        acc = torch.float64 if w.dtype == torch.float64 else torch.float32
+        picked = w.index_select(0, idx)
+        norms = torch.linalg.vector_norm(picked, norm_type, dim=1, dtype=acc).double()
+        scale = torch.where(norms > max_norm, max_norm / (norms + 1e-7), torch.ones_like(norms))
+        w.index_copy_(0, idx, (picked.to(acc) * scale.to(acc).unsqueeze(1)).to(w.dtype))
+    return weight
 
 
 def _validate(weight: Tensor, indices: Tensor, offsets: Optional[Tensor], include_last_offset: bool) -> None:

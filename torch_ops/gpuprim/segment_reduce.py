@@ -37,8 +37,12 @@ def segment_reduce(
     ``offsets`` (turned into offsets on the device, no sync); ``axis`` is ``dim``; with ``unsafe=True``,
     as torch, rows past the last offset belong to no segment (instead of an error). ``initial`` joins
     every segment as torch's does: sum adds it, prod multiplies by it, max/min compare with it, mean
-    gives (sum + initial) / count, and an empty segment gives ``initial``. 2-D (batched) offsets or
-    lengths are not supported.
+    gives (sum + initial) / count, and an empty segment gives ``initial``.
+
+    Batched (torch's N-D form): offsets ``[*batch, S + 1]`` (or lengths ``[*batch, S]``) with src
+    ``[*batch, N, ...]`` and ``axis == offsets.dim() - 1`` reduce every batch row's segments of its own N
+    rows: the result is ``[*batch, S, ...]``. One call of the 1-D engine on the flattened batch (offsets
+    shifted by ``b * N`` on the device: no sync); gradients flow through it.
 
     Returns:
         A contiguous tensor of src's dtype and shape, except ``size(dim) == num_segments``.
@@ -76,9 +80,13 @@ def segment_reduce(
     if lengths is not None:
         if offsets is not None:
             raise TypeError("gpuprim.segment_reduce: give offsets or lengths, not both")
-        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)]) if lengths.dim() == 1 else lengths
+        if lengths.dim() == 0:
+            raise ValueError("gpuprim.segment_reduce: lengths must be at least 1-D, got a 0-D tensor")
+        offsets = torch.cat([lengths.new_zeros(lengths.shape[:-1] + (1,)), torch.cumsum(lengths, -1)], -1)
     if offsets is None:
         raise TypeError("gpuprim.segment_reduce: offsets (or lengths) is required")
+    if offsets.dim() > 1:
+        dim = _check_batched(src, offsets, dim)
     if is_validating():
         _validate_offsets(src, offsets, reduce, dim)
     if initial is not None and reduce in ("sum", "mean"):  # from an fp32 (fp64) sum: one rounding, as torch
@@ -92,16 +100,57 @@ def segment_reduce(
     return out
 
 
+def _check_batched(src: Tensor, offsets: Tensor, dim: int) -> int:
+    """torch's rules for N-D offsets: axis is their last dim, and src's leading dims are their batch dims."""
+    nb = offsets.dim() - 1
+    if src.dim() <= nb:
+        raise ValueError(f"gpuprim.segment_reduce: src must have more than {nb} dims with {offsets.dim()}-D "
+                         f"offsets, got {src.dim()}")
+    wrapped = dim + src.dim() if dim < 0 else dim
+    if wrapped != nb:
+        raise ValueError(f"gpuprim.segment_reduce: dim (axis) must be offsets.dim() - 1 = {nb} with "
+                         f"{offsets.dim()}-D (batched) offsets / lengths, got {dim}")
+    if tuple(src.shape[:nb]) != tuple(offsets.shape[:nb]):
+        raise ValueError(f"gpuprim.segment_reduce: offsets / lengths must have src's leading dims "
+                         f"{tuple(src.shape[:nb])}, got {tuple(offsets.shape[:nb])}")
+    if offsets.size(-1) == 0:
+        raise ValueError("gpuprim.segment_reduce: offsets must have num_segments + 1 >= 1 entries per row, got 0")
+    return wrapped
+
+
 def _segment_op(src: Tensor, offsets: Tensor, reduce: str, dim: int, unsafe: bool) -> Tensor:
+    if offsets.dim() > 1:
+        return _batched_op(src, offsets, reduce, unsafe)
     if unsafe:  # torch's unchecked form: rows past the last offset belong to no segment (one extra, dropped)
         padded = torch.cat([offsets, offsets.new_full((1,), src.size(dim))])
         return torch.ops.gpuprim.segment_reduce.default(src, padded, reduce, dim).narrow(dim, 0, offsets.numel() - 1)
     return torch.ops.gpuprim.segment_reduce.default(src, offsets, reduce, dim)
 
 
+def _batched_op(src: Tensor, offsets: Tensor, reduce: str, unsafe: bool) -> Tensor:
+    """N-D offsets [*batch, S + 1]: the batch flattened into one CSR over src's [B * N, ...] rows (row b's
+    offsets shifted by b * N, on the device), one call of the engine, then [*batch, S, ...]."""
+    nb = offsets.dim() - 1
+    batch, n, segments = tuple(offsets.shape[:nb]), src.size(nb), offsets.size(-1) - 1
+    rows = 1
+    for b in batch:
+        rows *= b
+    flat_src = src.reshape((rows * n,) + tuple(src.shape[nb + 1:]))
+    shift = torch.arange(rows, device=offsets.device, dtype=torch.int64).unsqueeze(1) * n
+    starts = offsets.reshape(rows, segments + 1).to(torch.int64) + shift
+    # Safe form: row b's last offset is N, so its last segment ends where row b + 1 starts. unsafe: one extra
+    # segment per row holds the rows past its last offset, dropped afterwards (as the 1-D form).
+    per_row = segments + 1 if unsafe else segments
+    flat = torch.cat([starts[:, :per_row].reshape(-1), starts.new_full((1,), rows * n)])
+    out = torch.ops.gpuprim.segment_reduce.default(flat_src, flat, reduce, 0)
+    out = out.reshape(batch + (per_row,) + tuple(src.shape[nb + 1:]))
+    return out.narrow(nb, 0, segments).contiguous() if unsafe else out
+
+
 def _counts(offsets: Tensor, ndim: int, dim: int) -> Tensor:
     """Segment sizes, shaped to broadcast against the output along ``dim``."""
-    return (offsets[1:] - offsets[:-1]).view([-1] + [1] * (ndim - dim % ndim - 1))
+    sizes = offsets[..., 1:] - offsets[..., :-1]
+    return sizes.reshape(tuple(sizes.shape) + (1,) * (ndim - dim % ndim - 1))
 
 
 def _with_initial(out: Tensor, offsets: Tensor, reduce: str, dim: int, initial: Optional[float]) -> Tensor:
@@ -120,6 +169,10 @@ def _with_initial(out: Tensor, offsets: Tensor, reduce: str, dim: int, initial: 
 
 
 def _validate_offsets(src: Tensor, offsets: Tensor, reduce: str, dim: int) -> None:
+    if offsets.dim() > 1 and not offsets.is_floating_point() and offsets.size(-1) > 0:
+        for row in offsets.reshape(-1, offsets.size(-1)):  # each batch row: CSR offsets of src.size(axis) rows
+            _validate_offsets(src, row, reduce, dim)
+        return
     if offsets.dim() != 1 or offsets.numel() == 0 or offsets.is_floating_point() or src.dim() == 0:
         return  # the op's own checks report shape and dtype errors
     if not -src.dim() <= dim < src.dim():

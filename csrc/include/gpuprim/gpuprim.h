@@ -144,17 +144,24 @@ at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& 
 // ---- embedding_bag (issue #5) ----
 // (out [num_bags, D], bag_size int64 [num_bags], max_indices int64 [num_bags, D] or [0]) as
 // torch.nn.functional.embedding_bag (mode "sum", "mean" or "max"); see the schema in library.cpp.
-// Differentiable in weight and per_sample_weights; sparse=true gives a sparse COO weight gradient.
+// Differentiable in weight and per_sample_weights; sparse=true gives a sparse COO weight gradient;
+// scale_grad_by_freq divides each row's gradient by its count in indices (not with mode "max", as torch).
+// max_norm: first embedding_bag_renorm_(weight, indices, *max_norm, norm_type), as torch does.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets = std::nullopt,
     c10::string_view mode = "mean", const std::optional<at::Tensor>& per_sample_weights = std::nullopt,
-    std::optional<int64_t> padding_idx = std::nullopt, bool include_last_offset = false, bool sparse = false);
+    std::optional<int64_t> padding_idx = std::nullopt, bool include_last_offset = false, bool sparse = false,
+    bool scale_grad_by_freq = false, std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
+// torch.embedding_renorm_ under no_grad: the rows of weight that indices refer to whose norm_type-norm exceeds
+// max_norm are scaled in place to max_norm / (norm + 1e-7) times themselves. ATen ops only, no host sync.
+const at::Tensor& embedding_bag_renorm_(const at::Tensor& weight, const at::Tensor& indices, double max_norm,
+                                        double norm_type = 2.0);
 // (grad_weight, rows, num_rows, grad_per_sample_weights): the gradients of embedding_bag (deterministic).
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backward(
     const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& indices,
     const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
     const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse);
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq = false);
 
 // ---- index_add / scatter_add / scatter_reduce (torch's semantics, out of place). deterministic = nullopt
 // follows at::globalContext().deterministicAlgorithms(); on CUDA it selects the sorted, bitwise

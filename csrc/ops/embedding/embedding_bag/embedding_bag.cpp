@@ -29,7 +29,8 @@ bool is_index_type(at::ScalarType t) { return t == at::kInt || t == at::kLong; }
 EmbeddingBagArgs embedding_bag_check(const at::Tensor& weight, const at::Tensor& indices,
                                      const std::optional<at::Tensor>& offsets, c10::string_view mode,
                                      const std::optional<at::Tensor>& per_sample_weights,
-                                     std::optional<int64_t> padding_idx, bool include_last_offset, bool sparse) {
+                                     std::optional<int64_t> padding_idx, bool include_last_offset, bool sparse,
+                                     bool scale_grad_by_freq) {
   const EmbeddingBagMode op = parse_mode(mode);
   const auto type = weight.scalar_type();
   GPUPRIM_CHECK_DTYPE(!is_index_type(type) || !at::isFloatingType(indices.scalar_type()), kOp, "weight",
@@ -70,6 +71,8 @@ EmbeddingBagArgs embedding_bag_check(const at::Tensor& weight, const at::Tensor&
                       c10::str("of indices' shape ", indices.sym_sizes()), psw.sym_sizes());
   }
   GPUPRIM_CHECK_ARG(!(sparse && op == EmbeddingBagMode::kMax), kOp, "sparse", "False with mode='max'", "True");
+  GPUPRIM_CHECK_ARG(!(scale_grad_by_freq && op == EmbeddingBagMode::kMax), kOp, "scale_grad_by_freq",
+                    "False with mode='max'", "True");
   int64_t padding = -1;
   if (padding_idx.has_value()) {
     const c10::SymInt rows = weight.sym_size(0);
@@ -93,10 +96,10 @@ EmbeddingBagArgs embedding_bag_backward_check(const at::Tensor& grad, const at::
                                               const at::Tensor& bag_size, const at::Tensor& max_indices,
                                               const std::optional<at::Tensor>& per_sample_weights,
                                               c10::string_view mode, std::optional<int64_t> padding_idx,
-                                              bool include_last_offset, bool sparse) {
+                                              bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   constexpr const char* op = "embedding_bag_backward";
-  const EmbeddingBagArgs args =
-      embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
+  const EmbeddingBagArgs args = embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx,
+                                                    include_last_offset, sparse, scale_grad_by_freq);
   const c10::SymInt bags = embedding_bag_num_bags(indices, offsets, include_last_offset);
   check_same_device(op, weight, "grad", grad);
   GPUPRIM_CHECK_DTYPE(grad.scalar_type() == weight.scalar_type(), op, "grad",

@@ -20,7 +20,8 @@ struct EmbeddingBagArgs {
 EmbeddingBagArgs embedding_bag_check(const at::Tensor& weight, const at::Tensor& indices,
                                      const std::optional<at::Tensor>& offsets, c10::string_view mode,
                                      const std::optional<at::Tensor>& per_sample_weights,
-                                     std::optional<int64_t> padding_idx, bool include_last_offset, bool sparse);
+                                     std::optional<int64_t> padding_idx, bool include_last_offset, bool sparse,
+                                     bool scale_grad_by_freq = false);
 
 // Also checks grad, bag_size and max_indices for the backward op.
 EmbeddingBagArgs embedding_bag_backward_check(const at::Tensor& grad, const at::Tensor& weight,
@@ -28,7 +29,8 @@ EmbeddingBagArgs embedding_bag_backward_check(const at::Tensor& grad, const at::
                                               const at::Tensor& bag_size, const at::Tensor& max_indices,
                                               const std::optional<at::Tensor>& per_sample_weights,
                                               c10::string_view mode, std::optional<int64_t> padding_idx,
-                                              bool include_last_offset, bool sparse);
+                                              bool include_last_offset, bool sparse,
+                                              bool scale_grad_by_freq = false);
 
 // Number of bags: indices.size(0) for 2-D indices, else len(offsets) (- 1 with include_last_offset).
 c10::SymInt embedding_bag_num_bags(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,

@@ -18,17 +18,19 @@ class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFuncti
                                                 c10::string_view mode,
                                                 const std::optional<at::Tensor>& per_sample_weights,
                                                 std::optional<int64_t> padding_idx, bool include_last_offset,
-                                                bool sparse) {
+                                                bool sparse, bool scale_grad_by_freq) {
     at::Tensor out, bag_size, max_indices;
     {
       at::AutoDispatchBelowADInplaceOrView guard;
-      std::tie(out, bag_size, max_indices) = gpuprim::embedding_bag(weight, indices, offsets, mode, per_sample_weights,
-                                                                    padding_idx, include_last_offset, sparse);
+      std::tie(out, bag_size, max_indices) = gpuprim::embedding_bag(
+          weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse,
+          scale_grad_by_freq);
     }
     ctx->saved_data["mode"] = std::string(mode);
     ctx->saved_data["padding_idx"] = padding_idx.has_value() ? c10::IValue(*padding_idx) : c10::IValue();
     ctx->saved_data["include_last_offset"] = include_last_offset;
     ctx->saved_data["sparse"] = sparse;
+    ctx->saved_data["scale_grad_by_freq"] = scale_grad_by_freq;
     // weight is needed only for the gradient of per_sample_weights (and for its shape and dtype).
     ctx->save_for_backward({weight, indices, offsets.value_or(at::Tensor()), bag_size, max_indices,
                             per_sample_weights.value_or(at::Tensor())});
@@ -39,7 +41,7 @@ class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFuncti
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    if (!grads[0].defined()) return torch::autograd::variable_list(8);  // no gradient reached the output
+    if (!grads[0].defined()) return torch::autograd::variable_list(9);  // no gradient reached the output
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& weight = saved[0];
     const c10::IValue padding = ctx->saved_data["padding_idx"];
@@ -47,7 +49,8 @@ class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFuncti
     const bool sparse = ctx->saved_data["sparse"].toBool();
     auto [grad_weight, rows, num_rows, grad_psw] = gpuprim::embedding_bag_backward(
         grads[0], weight, saved[1], maybe(saved[2]), saved[3], saved[4], maybe(saved[5]),
-        ctx->saved_data["mode"].toStringRef(), padding_idx, ctx->saved_data["include_last_offset"].toBool(), sparse);
+        ctx->saved_data["mode"].toStringRef(), padding_idx, ctx->saved_data["include_last_offset"].toBool(), sparse,
+        ctx->saved_data["scale_grad_by_freq"].toBool());
     if (sparse) {
       // Row-sparse gradient: the distinct rows (sorted) and their gradient rows. Sizing it reads num_rows on
       // the host (a sync, as torch's sparse embedding gradient).
@@ -57,16 +60,16 @@ class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFuncti
                         ._coalesced_(true);
     }
     return {grad_weight,  at::Tensor(), at::Tensor(), at::Tensor(), saved[5].defined() ? grad_psw : at::Tensor(),
-            at::Tensor(), at::Tensor(), at::Tensor()};
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_autograd(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   auto outs = EmbeddingBagFunction::apply(weight, indices, offsets, mode, per_sample_weights, padding_idx,
-                                          include_last_offset, sparse);
+                                          include_last_offset, sparse, scale_grad_by_freq);
   return {outs[0], outs[1], outs[2]};
 }
 

@@ -68,8 +68,8 @@ void forward_cpu(const T* weight, const I* indices, const int64_t* bounds, const
 // sparse: rows[k], grad_weight[k] for the k-th distinct row.
 template <typename T, typename I>
 int64_t weight_grad_sum_cpu(const T* grad, const I* indices, const int64_t* bounds, const int64_t* bag_size,
-                            const T* psw, const EmbeddingBagShape& s, bool mean, bool sparse, T* grad_weight,
-                            int64_t* rows) {
+                            const T* psw, const EmbeddingBagShape& s, bool mean, bool sparse, bool by_freq,
+                            T* grad_weight, int64_t* rows) {
   using Acc = typename CpuAcc<T>::type;
   std::vector<int64_t> order;  // used positions inside a bag
   std::vector<int64_t> bag_of(s.nnz, -1);
@@ -97,8 +97,10 @@ int64_t weight_grad_sum_cpu(const T* grad, const I* indices, const int64_t* boun
         for (int64_t c = 0; c < s.dim; ++c) acc[c] += static_cast<Acc>(g[c]) * scale;
       }
     }
+    // scale_grad_by_freq: the row's sum times 1 / its count (the run's length), as the CUDA kernels.
+    const Acc freq = by_freq ? Acc(1) / static_cast<Acc>(stop - start) : Acc(1);
     T* dst = grad_weight + (sparse ? runs : row) * s.dim;
-    for (int64_t c = 0; c < s.dim; ++c) dst[c] = static_cast<T>(acc[c]);
+    for (int64_t c = 0; c < s.dim; ++c) dst[c] = static_cast<T>(by_freq ? acc[c] * freq : acc[c]);
     if (sparse) rows[runs] = row;
     ++runs;
     start = stop;
@@ -154,9 +156,9 @@ std::vector<int64_t> to_host(const at::Tensor& t) {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cpu(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
-  const EmbeddingBagArgs args =
-      embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
+  const EmbeddingBagArgs args = embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx,
+                                                    include_last_offset, sparse, scale_grad_by_freq);
   const int64_t bags = embedding_bag_num_bags(indices, offsets, include_last_offset).expect_int();
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1);
   const bool max = args.mode == EmbeddingBagMode::kMax;
@@ -185,10 +187,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
     const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& indices,
     const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
     const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   const EmbeddingBagArgs args = embedding_bag_backward_check(grad, weight, indices, offsets, bag_size, max_indices,
                                                              per_sample_weights, mode, padding_idx,
-                                                             include_last_offset, sparse);
+                                                             include_last_offset, sparse, scale_grad_by_freq);
   const int64_t bags = grad.size(0), dim = weight.size(1), nnz = indices.numel();
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1), g = grad.contiguous();
   at::Tensor grad_weight = at::zeros({sparse ? nnz : weight.size(0), dim}, w.options());
@@ -213,7 +215,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
         num_rows.fill_(weight_grad_sum_cpu<scalar_t, index_t>(
             gp, idx.const_data_ptr<index_t>(), bounds.data(), sizes.const_data_ptr<int64_t>(),
             with_psw ? psw.const_data_ptr<scalar_t>() : nullptr, shape, args.mode == EmbeddingBagMode::kMean, sparse,
-            grad_weight.mutable_data_ptr<scalar_t>(), sparse ? rows.mutable_data_ptr<int64_t>() : nullptr));
+            scale_grad_by_freq, grad_weight.mutable_data_ptr<scalar_t>(), sparse ? rows.mutable_data_ptr<int64_t>() : nullptr));
       }
       if (with_psw) {
         psw_grad_cpu<scalar_t, index_t>(gp, w.const_data_ptr<scalar_t>(), idx.const_data_ptr<index_t>(),

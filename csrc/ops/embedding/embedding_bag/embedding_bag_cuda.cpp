@@ -13,10 +13,10 @@ namespace {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cuda(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   const InputErrorScope errors(weight.device(), InputOp::kEmbeddingBag);  // first: what earlier calls found
-  const EmbeddingBagArgs args =
-      embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
+  const EmbeddingBagArgs args = embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx,
+                                                    include_last_offset, sparse, scale_grad_by_freq);
   const c10::cuda::CUDAGuard guard(weight.device());
   const int64_t bags = embedding_bag_num_bags(indices, offsets, include_last_offset).expect_int();
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1);
@@ -47,11 +47,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
     const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& indices,
     const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
     const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   check_input_errors(weight.device());  // the forward's kernels recorded this call's bad data, if any
   const EmbeddingBagArgs args = embedding_bag_backward_check(grad, weight, indices, offsets, bag_size, max_indices,
                                                              per_sample_weights, mode, padding_idx,
-                                                             include_last_offset, sparse);
+                                                             include_last_offset, sparse, scale_grad_by_freq);
   const c10::cuda::CUDAGuard guard(weight.device());
   const int64_t bags = grad.size(0), dim = weight.size(1), nnz = indices.numel();
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1), g = grad.contiguous();
@@ -81,7 +81,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
       to_dtype(idx.scalar_type()), bounds.const_data_ptr<int64_t>(), sizes.const_data_ptr<int64_t>(),
       args.mode == EmbeddingBagMode::kMax ? argmax.const_data_ptr<int64_t>() : nullptr,
       with_psw ? psw.const_data_ptr() : nullptr, embedding_bag_shape(w, idx, bags, args.padding_idx), args.mode,
-      sparse, grad_weight.mutable_data_ptr(), sparse ? rows.mutable_data_ptr<int64_t>() : nullptr,
+      sparse, scale_grad_by_freq, grad_weight.mutable_data_ptr(), sparse ? rows.mutable_data_ptr<int64_t>() : nullptr,
       num_rows.mutable_data_ptr<int64_t>(), with_psw ? grad_psw.mutable_data_ptr() : nullptr, workspace,
       current_stream());
   return {grad_weight, rows, num_rows, grad_psw};

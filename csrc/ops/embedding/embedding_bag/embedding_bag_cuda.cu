@@ -253,7 +253,9 @@ struct BagRows {
 
 // A weight row's gradient: out + key * width (dense), or out + run * width with rows[run] = key (sparse).
 // Dense stores are evict-first, so that the table streaming through L2 does not evict the grad rows gathered.
-template <typename T>
+// ByFreq (scale_grad_by_freq): the row's sum times 1 / its pair count. A template flag, so that the default
+// path's kernels stay exactly as they were (a runtime flag changed their register allocation).
+template <typename T, bool ByFreq>
 struct GradRows {
   using Acc = typename AccOf<T>::type;
   T* out;
@@ -263,10 +265,16 @@ struct GradRows {
   bool streaming;
   template <int Vec>
   __device__ __forceinline__ void store(int64_t, int64_t run, int64_t key, int64_t col, const Acc (&acc)[Vec],
-                                        int64_t) const {
+                                        int64_t count) const {
     VecOf<Vec, T> result;
+    if constexpr (ByFreq) {
+      const Acc freq = Acc(1) / static_cast<Acc>(count > 0 ? count : int64_t(1));
 #pragma unroll
-    for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
+      for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j] * freq);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) result.items[j] = convert<T>(acc[j]);
+    }
     T* dst = out + (sparse ? run : key) * width + col;
     if (streaming) {
       store_vec_streaming<Vec>(dst, result);
@@ -284,31 +292,35 @@ struct GradRows {
 template <typename T, typename K, typename V>
 void reduce_pairs(const K* keys, const V* positions, int64_t n, K sentinel, const T* src, int64_t width,
                   const V* bag_of, const T* psw, const int64_t* bag_size, T* out, int64_t* rows, bool sparse,
-                  int64_t* num_rows, int64_t dense_rows, Workspace& workspace, cudaStream_t stream) {
+                  bool by_freq, int64_t* num_rows, int64_t dense_rows, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
-  const GradRows<T> sink{out, width, rows, sparse, dense_rows > 0};
-  const auto run = [&](auto weighted, auto vec) {
+  const auto run = [&](auto weighted, auto vec, auto freq) {
+    const GradRows<T, decltype(freq)::value> sink{out, width, rows, sparse, dense_rows > 0};
     const BagRows<T, V, decltype(weighted)::value> source{src, positions, bag_of, psw, bag_size, width};
     segmented::reduce_sorted_runs<reducers::Op<Reduce::kSum>, decltype(vec)::value, Acc, K, V>(
         keys, n, sentinel, /*outer=*/1, width, source, sink, dense_rows, num_rows, workspace, stream);
   };
-  const auto by_vec = [&](auto weighted) {
+  const auto by_vec = [&](auto weighted, auto freq) {
     constexpr int kVec = 16 / sizeof(T);
     const bool wide = width % kVec == 0 && aligned(src, 16) && aligned(out, 16);
-    if (wide) return run(weighted, std::integral_constant<int, kVec>());
-    return run(weighted, std::integral_constant<int, 1>());
+    if (wide) return run(weighted, std::integral_constant<int, kVec>(), freq);
+    return run(weighted, std::integral_constant<int, 1>(), freq);
   };
-  if (psw || bag_size) {
-    by_vec(std::true_type());
+  const auto by_weight = [&](auto freq) {
+    if (psw || bag_size) return by_vec(std::true_type(), freq);
+    return by_vec(std::false_type(), freq);
+  };
+  if (by_freq) {
+    by_weight(std::true_type());
   } else {
-    by_vec(std::false_type());
+    by_weight(std::false_type());
   }
 }
 
 template <typename T, typename I, typename K, typename V>
 void backward_sum(const T* grad, const I* indices, const int64_t* bounds, const int64_t* bag_size, const T* psw,
-                  const EmbeddingBagShape& s, bool mean, bool sparse, T* grad_weight, int64_t* rows,
-                  int64_t* num_rows, Workspace& workspace, cudaStream_t stream) {
+                  const EmbeddingBagShape& s, bool mean, bool sparse, bool by_freq, T* grad_weight,
+                  int64_t* rows, int64_t* num_rows, Workspace& workspace, cudaStream_t stream) {
   const int64_t n = s.nnz;
   K* keys[2] = {static_cast<K*>(workspace.allocate(sizeof(K) * n)), static_cast<K*>(workspace.allocate(sizeof(K) * n))};
   V* values[2] = {static_cast<V*>(workspace.allocate(sizeof(V) * n)),
@@ -320,7 +332,8 @@ void backward_sum(const T* grad, const I* indices, const int64_t* bounds, const 
   // Stable sort on the key bits that hold [0, num_weights] (the sentinel num_weights is the largest key).
   const int sorted = radix_sort::sort_pairs(keys, values, n, bits_to_hold(uint64_t(s.num_weights)), workspace, stream);
   reduce_pairs<T, K, V>(keys[sorted], values[sorted], n, static_cast<K>(s.num_weights), grad, s.dim, bag_of, psw,
-                        mean ? bag_size : nullptr, grad_weight, rows, sparse, num_rows, sparse ? 0 : s.num_weights,
+                        mean ? bag_size : nullptr, grad_weight, rows, sparse, by_freq, num_rows,
+                        sparse ? 0 : s.num_weights,
                         workspace, stream);
 }
 
@@ -337,7 +350,7 @@ void backward_max(const T* grad, const int64_t* max_indices, const EmbeddingBagS
   const int sorted = radix_sort::sort_pairs(keys, values, n, bits_to_hold(uint64_t(sentinel)), workspace, stream);
   // Items of width 1: element i = b * D + column of grad goes to element key of the table.
   reduce_pairs<T, K, V>(keys[sorted], values[sorted], n, sentinel, grad, /*width=*/1, nullptr, nullptr, nullptr,
-                        grad_weight, nullptr, false, nullptr, 0, workspace, stream);
+                        grad_weight, nullptr, false, false, nullptr, 0, workspace, stream);
 }
 
 // d out[bag(p)] / d psw[p]: one warp per position (16-byte loads when rows allow), a dot product folded in a
@@ -395,7 +408,7 @@ void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DT
                                         DType index_type, const int64_t* bounds, const int64_t* bag_size,
                                         const int64_t* max_indices, const void* per_sample_weights,
                                         EmbeddingBagShape shape, EmbeddingBagMode mode, bool sparse,
-                                        void* grad_weight, int64_t* rows, int64_t* num_rows,
+                                        bool scale_grad_by_freq, void* grad_weight, int64_t* rows, int64_t* num_rows,
                                         void* grad_per_sample_weights, Workspace& workspace, cudaStream_t stream) {
   if (shape.bags == 0 || shape.dim == 0 || shape.nnz == 0 || shape.num_weights == 0) return;
   auto run = [&](auto tag, auto index_tag) {
@@ -417,10 +430,10 @@ void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DT
       if (shape.nnz < (int64_t(1) << 31) && shape.bags < (int64_t(1) << 31) &&
           shape.num_weights < (int64_t(1) << 32) - 1) {
         backward_sum<T, I, uint32_t, int32_t>(g, static_cast<const I*>(indices), bounds, bag_size, psw, shape, mean,
-                                              sparse, gw, rows, num_rows, workspace, stream);
+                                              sparse, scale_grad_by_freq, gw, rows, num_rows, workspace, stream);
       } else {
         backward_sum<T, I, uint64_t, int64_t>(g, static_cast<const I*>(indices), bounds, bag_size, psw, shape, mean,
-                                              sparse, gw, rows, num_rows, workspace, stream);
+                                              sparse, scale_grad_by_freq, gw, rows, num_rows, workspace, stream);
       }
     }
     if (grad_per_sample_weights != nullptr) {

@@ -61,12 +61,13 @@ void embedding_bag_long_bags_cuda_launch(const void* weight, DType type, const v
 //    grad_weight [nnz, dim] (their gradient rows, must be zero on entry);
 //  - num_rows int64 [1]: the number of distinct rows that got gradient (sum/mean; 0 for max);
 //  - grad_per_sample_weights [nnz] (weight's dtype, contiguous) when per_sample_weights is not null.
+// scale_grad_by_freq (sum/mean): each weight row's gradient times 1 / the number of its pairs.
 // Deterministic: the (index, position) pairs are radix sorted and every row is summed in a fixed order.
 void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DType type, const void* indices,
                                         DType index_type, const int64_t* bounds, const int64_t* bag_size,
                                         const int64_t* max_indices, const void* per_sample_weights,
                                         EmbeddingBagShape shape, EmbeddingBagMode mode, bool sparse,
-                                        void* grad_weight, int64_t* rows, int64_t* num_rows,
+                                        bool scale_grad_by_freq, void* grad_weight, int64_t* rows, int64_t* num_rows,
                                         void* grad_per_sample_weights, Workspace& workspace, cudaStream_t stream);
 
 }  // namespace gpuprim

@@ -9,9 +9,9 @@ namespace {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_meta(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
-  const EmbeddingBagArgs args =
-      embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse);
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
+  const EmbeddingBagArgs args = embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx,
+                                                    include_last_offset, sparse, scale_grad_by_freq);
   const c10::SymInt bags = embedding_bag_num_bags(indices, offsets, include_last_offset);
   const auto long_options = indices.options().dtype(at::kLong);
   at::Tensor out = at::empty_symint({bags, weight.sym_size(1)}, weight.options());
@@ -26,9 +26,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
     const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& indices,
     const std::optional<at::Tensor>& offsets, const at::Tensor& bag_size, const at::Tensor& max_indices,
     const std::optional<at::Tensor>& per_sample_weights, c10::string_view mode, std::optional<int64_t> padding_idx,
-    bool include_last_offset, bool sparse) {
+    bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   embedding_bag_backward_check(grad, weight, indices, offsets, bag_size, max_indices, per_sample_weights, mode,
-                               padding_idx, include_last_offset, sparse);
+                               padding_idx, include_last_offset, sparse, scale_grad_by_freq);
   const c10::SymInt nnz = indices.sym_numel();
   const auto long_options = indices.options().dtype(at::kLong);
   const auto weight_options = weight.options().memory_format(at::MemoryFormat::Contiguous);
