@@ -95,7 +95,7 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("moe_update_bias(Tensor bias, Tensor counts, float rate) -> Tensor", tags);
   m.def("moe_unpermute_backward(Tensor grad, Tensor expert_out, Tensor slots, Tensor? gates, bool gates_grad)"
         " -> (Tensor grad_expert_out, Tensor grad_gates)", tags);
-  // ---- topk (issue #4) ----
+  // ---- topk ----
   // The k largest (or smallest) elements along dim and their int64 positions, sorted best first.
   // Ties: the lower index wins (selection and order); NaN above +inf (so first if largest, last if
   // not); -0.0 == +0.0. sorted=False returns the same order as sorted=True. Deterministic.
@@ -104,7 +104,7 @@ TORCH_LIBRARY(gpuprim, m) {
         tags);
   // Gradient of topk: grad_values scattered to positions `indices` along dim of a zero tensor of self_sizes.
   m.def("topk_backward(Tensor grad_values, Tensor indices, SymInt[] self_sizes, int dim) -> Tensor", tags);
-  // ---- topk_gating (issue #4) ----
+  // ---- topk_gating ----
   // MoE router: scores (softmax over all E in fp32, or sigmoid) of logits [T, E], the k best experts per
   // token (by logit, ties -> lower expert index) and their gates, optionally divided by their sum.
   // bias [E] (added to the scores for the selection only) or num_groups / topk_groups (keep the topk_groups
@@ -119,7 +119,7 @@ TORCH_LIBRARY(gpuprim, m) {
   m.def("topk_gating_backward(Tensor grad_gates, Tensor logits, Tensor gates, Tensor expert_ids, str score,"
         " bool renormalize) -> Tensor",
         tags);
-  // ---- embedding_bag (issue #5) ----
+  // ---- embedding_bag ----
   // torch.nn.functional.embedding_bag: bags of rows of weight [num_embeddings, D] (fp16/bf16/fp32/fp64),
   // summed, averaged or max-reduced into out [num_bags, D]. indices int32/int64, 1-D with offsets (int32/int64,
   // bag starts; with include_last_offset also the end) or 2-D [num_bags, N] without. padding_idx and
@@ -141,7 +141,7 @@ TORCH_LIBRARY(gpuprim, m) {
         "bool sparse, bool scale_grad_by_freq=False) -> (Tensor grad_weight, Tensor rows, Tensor num_rows, "
         "Tensor grad_per_sample_weights)",
         tags);
-  // ---- index_add / scatter_reduce (issue 7): torch's semantics, out of place. Every destination row sums
+  // ---- index_add / scatter_reduce: torch's semantics, out of place. Every destination row sums
   // (reduces) its source rows in Acc (fp32 for fp16/bf16/fp32, fp64, int64 for integers), then is finalized
   // once. deterministic (None: torch's flag) on CUDA: sorted destinations + segmented reduce, bitwise
   // identical run to run; otherwise sums use atomics. Out-of-range indices: IndexError on the CPU; skipped

@@ -154,7 +154,7 @@ std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward(const at::Tensor& grad
   return op.call(grad, expert_out, slots, gates, gates_grad);
 }
 
-// ---- topk (issue #4) ----
+// ---- topk ----
 std::tuple<at::Tensor, at::Tensor> topk_symint(const at::Tensor& x, c10::SymInt k, int64_t dim, bool largest,
                                                bool sorted) {
   static const auto op =
@@ -173,7 +173,7 @@ at::Tensor topk_backward(const at::Tensor& grad_values, const at::Tensor& indice
   return op.call(grad_values, indices, self_sizes, dim);
 }
 
-// ---- topk_gating (issue #4) ----
+// ---- topk_gating ----
 std::tuple<at::Tensor, at::Tensor> topk_gating(const at::Tensor& logits, int64_t k, c10::string_view score,
                                                bool renormalize, const std::optional<at::Tensor>& bias,
                                                std::optional<int64_t> num_groups, std::optional<int64_t> topk_groups,
@@ -192,7 +192,7 @@ at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& 
   return op.call(grad_gates, logits, gates, expert_ids, score, renormalize);
 }
 
-// ---- embedding_bag (issue #5) ----
+// ---- embedding_bag ----
 std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,

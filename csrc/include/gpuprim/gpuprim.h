@@ -112,7 +112,7 @@ std::tuple<at::Tensor, at::Tensor> moe_unpermute_backward(const at::Tensor& grad
                                                           const at::Tensor& slots,
                                                           const std::optional<at::Tensor>& gates, bool gates_grad);
 
-// ---- topk (issue #4) ----
+// ---- topk ----
 // (values, indices): the k largest (smallest if !largest) elements of x along dim, best first, with
 // their int64 positions along dim. Ties: the lower index wins, in the selection and in the order;
 // NaN ranks above +inf; -0.0 == +0.0. sorted=false returns the same order. 0 <= k <= size(dim).
@@ -125,7 +125,7 @@ std::tuple<at::Tensor, at::Tensor> topk_symint(const at::Tensor& x, c10::SymInt 
 at::Tensor topk_backward(const at::Tensor& grad_values, const at::Tensor& indices, c10::SymIntArrayRef self_sizes,
                          int64_t dim);
 
-// ---- topk_gating (issue #4) ----
+// ---- topk_gating ----
 // (gates fp32 [T, k], expert_ids int64 [T, k]) of logits [T, E] (fp32/fp16/bf16): the k experts with the
 // largest logits (ties -> lower index), best first; gates = softmax over all E (fp32) or sigmoid of
 // their logits, divided by their sum if renormalize. Identical bits on CPU and CUDA. Differentiable in logits.
@@ -141,7 +141,7 @@ std::tuple<at::Tensor, at::Tensor> topk_gating(const at::Tensor& logits, int64_t
 at::Tensor topk_gating_backward(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
                                 const at::Tensor& expert_ids, c10::string_view score, bool renormalize);
 
-// ---- embedding_bag (issue #5) ----
+// ---- embedding_bag ----
 // (out [num_bags, D], bag_size int64 [num_bags], max_indices int64 [num_bags, D] or [0]) as
 // torch.nn.functional.embedding_bag (mode "sum", "mean" or "max"); see the schema in library.cpp.
 // Differentiable in weight and per_sample_weights; sparse=true gives a sparse COO weight gradient;
