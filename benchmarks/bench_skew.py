@@ -2,7 +2,7 @@
 small-batch calls whose cost is mostly launch and host time.
 
 python3 benchmarks/bench_skew.py --out DIR [--quick] [--only embedding_bag,index_add,topk,topk_gating]
-    [--match giant_bag,adjacent]   (or env GPUPRIM_SKEW_OPS / GPUPRIM_SKEW_MATCH, e.g. under run_all)
+    [--match giant_bag,adjacent]   (or env GPUPRIM_SKEW_OPS, GPUPRIM_BENCH_MATCH="skew:giant_bag,adjacent")
 
 Id distributions over a vocabulary of R rows: uniform; Zipf with exponent 1.0 and 1.2 whose hot ranks are
 scattered over the table (a random permutation) or adjacent at the lowest ids (a vocabulary numbered by
@@ -294,8 +294,8 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default=os.environ.get("GPUPRIM_SKEW_OPS", ""),
                         help="comma list of embedding_bag, index_add, topk, topk_gating (env GPUPRIM_SKEW_OPS)")
-    parser.add_argument("--match", default=os.environ.get("GPUPRIM_SKEW_MATCH", ""),
-                        help="comma list: only cases whose names contain one of these (env GPUPRIM_SKEW_MATCH)")
+    parser.add_argument("--match", default=",".join(timing.case_filter("skew")),
+                        help="comma list: only cases whose names contain one of these (env GPUPRIM_BENCH_MATCH)")
     args = parser.parse_args()
     run(args.out, args.quick, [name for name in args.only.split(",") if name],
         [part for part in args.match.split(",") if part])

@@ -361,9 +361,20 @@ def save_partial(op: str, rows: List[Row], out_dir: str) -> None:
     write_results(op, rows, out_dir, collect_meta(), complete=False)
 
 
+def case_filter(op: str) -> List[str]:
+    """GPUPRIM_BENCH_MATCH="op:part,part;op2:part": run only op's cases whose names contain one of the parts."""
+    for entry in os.environ.get("GPUPRIM_BENCH_MATCH", "").split(";"):
+        name, _, parts = entry.partition(":")
+        if name.strip() == op:
+            return [part for part in parts.split(",") if part]
+    return []
+
+
 def run_cases(op: str, specs: List[dict], measure: Callable[..., List[Row]], out_dir: str) -> List[Row]:
     """Every bench_<op>.run: measure(**spec) for each case spec (a dict with at least 'case'), with a
     progress line, results saved after each case (a later hang keeps them), then finish()."""
+    parts = case_filter(op)
+    specs = [spec for spec in specs if not parts or any(part in spec["case"] for part in parts)]
     rows: List[Row] = []
     for index, spec in enumerate(specs, 1):
         progress(index, len(specs), f"{op} {spec['case']}")
