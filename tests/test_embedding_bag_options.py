@@ -62,10 +62,20 @@ def _run(fn, weight, psw=None):
 
 
 # ---------------------------------------------------------------- scale_grad_by_freq
+def freq_supported(device) -> bool:
+    """scale_grad_by_freq runs on CPU; CUDA refuses it (NotImplementedError) until its gradient is fixed."""
+    return str(device) != "cuda"
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 def test_scale_grad_by_freq_matches_torch(device, layout, index_dtype):
     idx, offsets = _layout(layout)
+    if not freq_supported(device):
+        with pytest.raises(NotImplementedError, match="scale_grad_by_freq is not supported on CUDA yet"):
+            gpuprim.embedding_bag(_weight().to(device), idx.to(device), offsets.to(device) if offsets is not None
+                                  else None, "sum", scale_grad_by_freq=True)
+        return
     for mode, padding, psw_on in itertools.product(("sum", "mean"), (None, 2), (False, True)):
         if psw_on and mode != "sum":
             continue
@@ -152,7 +162,7 @@ def test_max_norm_low_precision(device, dtype):
 def test_module_matches_torch(device):
     """gpuprim.nn.EmbeddingBag with both options: the same weights after the renorm, output and gradients."""
     torch.manual_seed(0)
-    kwargs = dict(max_norm=1.5, norm_type=2.0, scale_grad_by_freq=True, mode="mean", padding_idx=0,
+    kwargs = dict(max_norm=1.5, norm_type=2.0, scale_grad_by_freq=freq_supported(device), mode="mean", padding_idx=0,
                   dtype=torch.float64)
     ref = torch.nn.EmbeddingBag(NUM_EMBEDDINGS, DIM, **kwargs)
     ours = gpuprim.nn.EmbeddingBag(NUM_EMBEDDINGS, DIM, **kwargs)
@@ -182,27 +192,29 @@ def test_renorm_keeps_autograd_history_clean(device):
 def test_opcheck(device):
     idx, offsets = (t.to(device) for t in _layout("mixed"))
     w = _weight().to(device).requires_grad_()
+    freq = freq_supported(device)
     for mode, padding in (("sum", None), ("mean", 2)):
-        run_opcheck(torch.ops.gpuprim.embedding_bag.default, (w, idx, offsets, mode, None, padding, False, False, True))
+        run_opcheck(torch.ops.gpuprim.embedding_bag.default, (w, idx, offsets, mode, None, padding, False, False, freq))
         out, bag_size, max_indices = torch.ops.gpuprim.embedding_bag(w.detach(), idx, offsets, mode, None, padding,
-                                                                     False, False, True)
+                                                                     False, False, freq)
         for sparse in (False, True):
             run_opcheck(torch.ops.gpuprim.embedding_bag_backward.default,
                         (torch.randn_like(out), w.detach(), idx, offsets, bag_size, max_indices, None, mode, padding,
-                         False, sparse, True))
+                         False, sparse, freq))
 
 
 def test_compiles(device):
     idx, offsets = (t.to(device) for t in _layout("mixed"))
     w = _weight(torch.float32, scale=3.0).to(device)
-    # The renorm leaves rows at or under max_norm, so the compiled call's renorm is a no-op: same outputs.
-    check_compiles(lambda x, i, o: gpuprim.embedding_bag(x, i, o, "mean", max_norm=1.0, scale_grad_by_freq=True),
-                   w, idx, offsets)
+    freq = freq_supported(device)
+    # Each call renorms its own copy of the table (a second renorm of renormed rows may move their last bit).
+    check_compiles(lambda x, i, o: gpuprim.embedding_bag(x.clone(), i, o, "mean", max_norm=1.0,
+                                                         scale_grad_by_freq=freq), w, idx, offsets)
     # The backward through AOT autograd (the registered backward op with scale_grad_by_freq).
     grads = []
     for compiled in (False, True):
         x = _weight(torch.float32).to(device).requires_grad_()
-        fn = lambda x, i, o: gpuprim.embedding_bag(x, i, o, "sum", scale_grad_by_freq=True)  # noqa: E731
+        fn = lambda x, i, o: gpuprim.embedding_bag(x, i, o, "sum", scale_grad_by_freq=freq)  # noqa: E731
         if compiled:
             torch._dynamo.reset()
             fn = torch.compile(fn, fullgraph=True, backend="aot_eager", dynamic=True)
@@ -216,7 +228,7 @@ def test_backward_deterministic(device):
     w = _weight(torch.float32).to(device)
     for sparse in (False, True):
         assert_deterministic(lambda: _run(lambda x, p: gpuprim.embedding_bag(
-            x, idx, offsets, "mean", sparse=sparse, scale_grad_by_freq=True), w)[1])
+            x, idx, offsets, "mean", sparse=sparse, scale_grad_by_freq=freq_supported(device)), w)[1])
 
 
 # ---------------------------------------------------------------- CUDA
@@ -228,7 +240,7 @@ def test_cuda_matches_cpu(dtype):
         idx, offsets = _layout(layout)
         fn = lambda w, p, i=idx, o=offsets: gpuprim.embedding_bag(  # noqa: E731
             w, i.to(w.device), None if o is None else o.to(w.device), mode, padding_idx=2, sparse=sparse,
-            max_norm=1.0, scale_grad_by_freq=True)
+            max_norm=1.0)  # scale_grad_by_freq: CPU only for now
         cpu = _run(fn, _weight(dtype, scale=3.0))
         cuda = _run(fn, _weight(dtype, scale=3.0).cuda())
         for name, a, b in zip(("out", "grad_weight", "grad_psw", "weight"), cuda, cpu):
@@ -245,4 +257,4 @@ def test_cuda_no_sync_and_graph_capture():
                                                                  True)
     grad = torch.randn_like(out)
     check_no_sync_and_graph_capture(lambda: torch.ops.gpuprim.embedding_bag_backward(
-        grad, w, idx, offsets, bag_size, max_indices, None, "mean", None, False, False, True)[0])
+        grad, w, idx, offsets, bag_size, max_indices, None, "mean", None, False, False, False)[0])

@@ -23,6 +23,7 @@ REFUSALS = {
     "dtype": "a dtype gpuprim's op does not take (README lists each op's dtypes)",
     "histc_range": "histogram needs lo < hi (torch.histc's min == max takes the range from the data: a sync)",
     "histc_last_edge": "histogram's last bin is half-open: a value equal to max is dropped (torch.histc counts it)",
+    "freq_cuda": "embedding_bag: scale_grad_by_freq is CPU only for now (CUDA raises NotImplementedError)",
 }
 DTYPES = [torch.float64, torch.float32, torch.float16, torch.int64, torch.int32, torch.uint8, torch.bool,
           torch.complex64]
@@ -92,6 +93,8 @@ def run_unique_consecutive(x, args, kw):
 
 
 def run_embedding_bag(weight, args, kw):
+    if weight.is_cuda and kw.get("scale_grad_by_freq"):
+        refuse("freq_cuda")
     return gpuprim.embedding_bag(weight, args[0], **kw)  # max_norm renorms weight in place, as torch
 
 
@@ -126,7 +129,9 @@ WIDE_ARITHMETIC = {"sum", "mean", "cumsum", "index_add", "scatter_add", "scatter
 
 
 def wide_reference(info, x, args, kw, dtype):
-    def wide(t):
+    def wide(t):  # a dtype= argument too, so that the reference is computed in float64 and rounded once
+        if isinstance(t, torch.dtype):
+            return torch.float64 if t == dtype else t
         return t.double() if torch.is_tensor(t) and t.dtype == dtype else t
     out = info.op(wide(x), *(wide(a) for a in args), **{k: wide(v) for k, v in kw.items()})
     if torch.is_tensor(out):
