@@ -101,7 +101,9 @@ def _measure(case: str, rows: int, d: int, dtype: torch.dtype, indices: str, mod
 
     ours_fwd = lambda: gpuprim.embedding_bag(weight, idx, offsets, mode)  # noqa: E731
     torch_fwd = lambda: F.embedding_bag(idx, weight, offsets, mode=mode)  # noqa: E731
-    torch.testing.assert_close(ours_fwd().float(), torch_fwd().float(), **tol)
+    expected_fwd = torch_fwd().float()  # a giant bag's column can cancel to ~0: atol scales
+    torch.testing.assert_close(ours_fwd().float(), expected_fwd, rtol=tol["rtol"],
+                               atol=tol["atol"] * (float(expected_fwd.abs().max()) + 1))
     _, bag_size, max_indices = torch.ops.gpuprim.embedding_bag(weight, idx, offsets, mode)
     ours_bwd = lambda: torch.ops.gpuprim.embedding_bag_backward(  # noqa: E731
         grad, weight, idx, offsets, bag_size, max_indices, None, mode, None, False, False)[0]
