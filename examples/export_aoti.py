@@ -185,6 +185,22 @@ def export_compile_check(name: str, device: str, out: Path, log: Callable[[str],
     return package
 
 
+def export_compile_check_parallel(names: tuple[str, ...], device: str, out: Path, jobs: int) -> None:
+    """export_compile_check of each model in its own process, `jobs` at a time (Inductor's compile of one
+    model keeps about one core busy, so three models on a many-core machine take the time of one)."""
+    import concurrent.futures
+
+    def one(name: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, __file__, "--device", device, "--out", str(out), "--models", name],
+                              capture_output=True, text=True)
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        for name, result in zip(names, pool.map(one, names)):
+            if result.returncode != 0:
+                raise RuntimeError(f"{name} on {device}: exit {result.returncode}\n{result.stdout[-2000:]}"
+                                   f"{result.stderr[-4000:]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
