@@ -21,7 +21,7 @@ gradient written + indices.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -89,6 +89,19 @@ def _torch_backward(weight, idx, offsets, mode, grad, deterministic: bool) -> Ca
     return run
 
 
+def forward_and_backward(weight, idx, offsets, mode, grad, tol) -> Tuple[Callable, Callable, Callable]:
+    """(gpuprim forward, torch forward, gpuprim's registered backward op), the forwards checked against each other."""
+    ours_fwd = lambda: gpuprim.embedding_bag(weight, idx, offsets, mode)  # noqa: E731
+    torch_fwd = lambda: F.embedding_bag(idx, weight, offsets, mode=mode)  # noqa: E731
+    expected_fwd = torch_fwd().float()  # a giant bag's column can cancel to ~0: atol scales
+    torch.testing.assert_close(ours_fwd().float(), expected_fwd, rtol=tol["rtol"],
+                               atol=tol["atol"] * (float(expected_fwd.abs().max()) + 1))
+    _, bag_size, max_indices = torch.ops.gpuprim.embedding_bag(weight, idx, offsets, mode)
+    ours_bwd = lambda: torch.ops.gpuprim.embedding_bag_backward(  # noqa: E731
+        grad, weight, idx, offsets, bag_size, max_indices, None, mode, None, False, False)[0]
+    return ours_fwd, torch_fwd, ours_bwd
+
+
 def _measure(case: str, rows: int, d: int, dtype: torch.dtype, indices: str, mode: str,
              n: int, layout: str = "bags") -> List[timing.Row]:
     g = torch.Generator(device=timing.DEVICE).manual_seed(1)
@@ -99,14 +112,7 @@ def _measure(case: str, rows: int, d: int, dtype: torch.dtype, indices: str, mod
     grad = torch.randn(bags, d, device=timing.DEVICE, dtype=torch.float32, generator=g).to(dtype)
     tol = dict(rtol=2e-2, atol=2e-2) if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)
 
-    ours_fwd = lambda: gpuprim.embedding_bag(weight, idx, offsets, mode)  # noqa: E731
-    torch_fwd = lambda: F.embedding_bag(idx, weight, offsets, mode=mode)  # noqa: E731
-    expected_fwd = torch_fwd().float()  # a giant bag's column can cancel to ~0: atol scales
-    torch.testing.assert_close(ours_fwd().float(), expected_fwd, rtol=tol["rtol"],
-                               atol=tol["atol"] * (float(expected_fwd.abs().max()) + 1))
-    _, bag_size, max_indices = torch.ops.gpuprim.embedding_bag(weight, idx, offsets, mode)
-    ours_bwd = lambda: torch.ops.gpuprim.embedding_bag_backward(  # noqa: E731
-        grad, weight, idx, offsets, bag_size, max_indices, None, mode, None, False, False)[0]
+    ours_fwd, torch_fwd, ours_bwd = forward_and_backward(weight, idx, offsets, mode, grad, tol)
     torch_default = _torch_backward(weight, idx, offsets, mode, grad, False)
     torch_det = _torch_backward(weight, idx, offsets, mode, grad, True)
     first = ours_bwd()

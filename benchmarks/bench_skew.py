@@ -31,7 +31,8 @@ import torch.nn.functional as F
 
 import gpuprim
 import timing
-from bench_embedding_bag import _torch_backward
+from bench_embedding_bag import _torch_backward, forward_and_backward
+from bench_index_add import _torch_deterministic
 
 BAG = 20
 GIANT_BAG = 500_000
@@ -89,14 +90,7 @@ def _embedding_bag(case: str, rows: int, d: int, dtype: torch.dtype, mode: str, 
         del expected
         nbytes = {"backward": 2 * n * d * esize + n * 8}
     else:
-        ours_fwd = lambda: gpuprim.embedding_bag(weight, idx, offsets, mode)  # noqa: E731
-        torch_fwd = lambda: F.embedding_bag(idx, weight, offsets, mode=mode)  # noqa: E731
-        expected_fwd = torch_fwd().float()  # a giant bag's column can cancel to ~0: atol scales
-        torch.testing.assert_close(ours_fwd().float(), expected_fwd, rtol=tol["rtol"],
-                                   atol=tol["atol"] * (float(expected_fwd.abs().max()) + 1))
-        _, bag_size, max_indices = torch.ops.gpuprim.embedding_bag(weight, idx, offsets, mode)
-        ours_bwd = lambda: torch.ops.gpuprim.embedding_bag_backward(  # noqa: E731
-            grad, weight, idx, offsets, bag_size, max_indices, None, mode, None, False, False)[0]
+        ours_fwd, torch_fwd, ours_bwd = forward_and_backward(weight, idx, offsets, mode, grad, tol)
         torch_bwd = _torch_backward(weight, idx, offsets, mode, grad, False)
         # Against fp32 math: a 16-bit gradient summed in 16-bit (torch's CPU) drifts on hot rows, gpuprim's does not.
         expected = _torch_backward(weight.float(), idx, offsets, mode, grad.float(), False)()
@@ -142,14 +136,7 @@ def _index_add(case: str, rows: int, items: int, width: int, dist: str) -> List[
     ours = lambda: torch.ops.gpuprim.index_add.default(input, 0, index, source, deterministic=True)  # noqa: E731
     plain = lambda: out.copy_(input).index_add_(0, index, source)  # noqa: E731
 
-    def deterministic() -> torch.Tensor:
-        previous = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(True)
-        try:
-            return plain()
-        finally:
-            torch.use_deterministic_algorithms(previous)
-
+    deterministic = _torch_deterministic(plain)
     timing.assert_equal(ours(), deterministic().clone(), f"index_add {case}")  # small integers: exact sums
     common = dict(bytes_moved=2 * input.numel() * 4 + source.numel() * 4 + items * 8, shape=(items, width),
                   dtype=torch.float32, numel=source.numel(), pattern=dist)
