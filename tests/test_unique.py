@@ -166,12 +166,12 @@ def test_cuda_large():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", (torch.int32, torch.int64), ids=str)
 def test_cuda_hash_and_sort_paths_agree(dtype):
-    """The exact form of >= 2^20 int32/int64 elements takes the hash path (few distinct) or gives up (many); the
+    """The exact form of >= 2^22 int32/int64 elements takes the hash path (few distinct) or gives up (many); the
     sized form always sorts. Same bits, and equal to torch, including the dtype's minimum (the free marker)."""
     g = torch.Generator().manual_seed(8)
     info = torch.iinfo(dtype)
-    for n, distinct in (((1 << 20) + 3, 1), ((1 << 20) + 3, 1000), ((1 << 20) + 3, 1 << 16), (3 << 20, 1 << 30)):
-        # The last case has ~3M distinct values: past the hash path's 2^21, it gives up and sorts.
+    for n, distinct in (((1 << 22) + 3, 1), ((1 << 22) + 3, 1000), ((1 << 22) + 3, 1 << 16), (5 << 20, 1 << 30)):
+        # The last case has ~5M distinct values: past the hash path's 2^21, it gives up and sorts.
         x = torch.randint(-distinct, distinct, (n,), generator=g).to(dtype)
         x[::97] = info.min
         x[5] = info.max

@@ -55,7 +55,7 @@ def unique(
         [counts], num_unique)``.
 
     Paths (CUDA): the sized form always sorts (a stable radix sort of the keys with positions, a scan of the run
-    heads, linear passes). The exact form, for int32 / int64 inputs of at least 2^20 elements, first counts the
+    heads, linear passes). The exact form, for int32 / int64 inputs of at least 2^22 elements, first counts the
     distinct values in an L2-sized hash table (the sync reads how many) and sorts only those; past 2^21
     distinct values it gives up early and sorts. Both paths give the same bits.
 
