@@ -26,39 +26,12 @@ from typing import Callable, List, Optional, Tuple
 import torch
 import torch.nn.functional as F
 
+import distributions
 import gpuprim
 import timing
 
 OP = "embedding_bag"
 NUM_BAGS, BAG = 65536, 20
-
-
-def _indices(kind: str, rows: int, n: int) -> torch.Tensor:
-    g = torch.Generator(device=timing.DEVICE).manual_seed(0)
-    if kind == "uniform":
-        return torch.randint(0, rows, (n,), device=timing.DEVICE, generator=g)
-    if kind == "zipf":  # rank k with probability ~ 1/k, ranks scattered over the table
-        ranks = torch.arange(1, rows + 1, device=timing.DEVICE, dtype=torch.float64)
-        drawn = torch.multinomial((1.0 / ranks).float(), n, replacement=True, generator=g)
-        return torch.randperm(rows, device=timing.DEVICE, generator=g)[drawn]
-    if kind == "all_equal":
-        return torch.full((n,), rows // 2, device=timing.DEVICE, dtype=torch.int64)
-    if kind.startswith("zipf") and kind.endswith("_low"):  # zipf<s>_low: rank k = id k - 1, hot rows adjacent
-        exponent = float(kind[len("zipf"):-len("_low")])
-        ranks = torch.arange(1, rows + 1, device=timing.DEVICE, dtype=torch.float64)
-        return torch.multinomial(ranks.pow(-exponent).float(), n, replacement=True, generator=g)
-    raise ValueError(kind)
-
-
-def _offsets(layout: str, n: int) -> torch.Tensor:
-    """Bag starts: bags of BAG ids, or ("giant<m>") one bag of m ids in the middle of bags of BAG ids."""
-    if layout == "bags":
-        return torch.arange(0, n, BAG, device=timing.DEVICE, dtype=torch.int64)
-    giant = int(layout[len("giant"):])
-    before = (n - giant) // BAG // 2
-    starts = list(range(0, before * BAG, BAG)) + list(range(before * BAG + giant, n, BAG))
-    return torch.tensor(starts[:before] + [before * BAG] + starts[before:], device=timing.DEVICE,
-                        dtype=torch.int64)
 
 
 def _peak_extra_mib(fn: Callable[[], object]) -> float:
@@ -106,8 +79,8 @@ def _measure(case: str, rows: int, d: int, dtype: torch.dtype, indices: str, mod
              n: int, layout: str = "bags") -> List[timing.Row]:
     g = torch.Generator(device=timing.DEVICE).manual_seed(1)
     weight = torch.randn(rows, d, device=timing.DEVICE, dtype=torch.float32, generator=g).to(dtype)
-    idx = _indices(indices, rows, n)
-    offsets = _offsets(layout, n)
+    idx = distributions.ids(indices, rows, n)
+    offsets = distributions.bag_offsets(n, BAG, int(layout[len("giant"):]) if layout != "bags" else 0)
     bags = offsets.numel()
     grad = torch.randn(bags, d, device=timing.DEVICE, dtype=torch.float32, generator=g).to(dtype)
     tol = dict(rtol=2e-2, atol=2e-2) if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)

@@ -18,6 +18,7 @@ from typing import List, Optional
 import torch
 import torch.nn.functional as F
 
+import distributions
 import gpuprim
 import timing
 
@@ -25,20 +26,11 @@ OP = "embedding_bag_options"
 NUM_BAGS, BAG = 65536, 20
 
 
-def _indices(kind: str, rows: int, n: int) -> torch.Tensor:
-    g = torch.Generator(device=timing.DEVICE).manual_seed(0)
-    if kind == "uniform":
-        return torch.randint(0, rows, (n,), device=timing.DEVICE, generator=g)
-    ranks = torch.arange(1, rows + 1, device=timing.DEVICE, dtype=torch.float64)  # zipf: p(k) ~ 1/k
-    drawn = torch.multinomial((1.0 / ranks).float(), n, replacement=True, generator=g)
-    return torch.randperm(rows, device=timing.DEVICE, generator=g)[drawn]
-
-
 def _measure(case: str, rows: int, d: int, indices: str, mode: str, n: int) -> List[timing.Row]:
     bags = n // BAG
     g = torch.Generator(device=timing.DEVICE).manual_seed(1)
     weight = torch.randn(rows, d, device=timing.DEVICE, dtype=torch.float32, generator=g)
-    idx = _indices(indices, rows, n)
+    idx = distributions.ids(indices, rows, n)
     offsets = torch.arange(0, n, BAG, device=timing.DEVICE, dtype=torch.int64)
     grad = torch.randn(bags, d, device=timing.DEVICE, dtype=torch.float32, generator=g)
 

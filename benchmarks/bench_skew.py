@@ -29,6 +29,7 @@ from typing import Callable, Dict, List, Optional
 import torch
 import torch.nn.functional as F
 
+import distributions
 import gpuprim
 import timing
 from bench_embedding_bag import _torch_backward, forward_and_backward
@@ -40,38 +41,14 @@ DISTRIBUTIONS = ("uniform", "zipf1.0_scattered", "zipf1.2_scattered", "zipf1.0_a
                  "all_equal")
 
 
-def ids(kind: str, rows: int, n: int) -> torch.Tensor:
-    """n ids in [0, rows) drawn from the named distribution (fixed seed)."""
-    g = torch.Generator(device=timing.DEVICE).manual_seed(0)
-    if kind in ("uniform", "giant_bag"):
-        return torch.randint(0, rows, (n,), device=timing.DEVICE, generator=g)
-    if kind == "all_equal":
-        return torch.full((n,), rows // 2, device=timing.DEVICE, dtype=torch.int64)
-    exponent, placement = float(kind[4:].split("_")[0]), kind.split("_")[1]
-    ranks = torch.arange(1, rows + 1, device=timing.DEVICE, dtype=torch.float64)
-    cdf = ranks.pow(-exponent).cumsum(0)
-    u = torch.rand(n, device=timing.DEVICE, dtype=torch.float64, generator=g) * cdf[-1]
-    drawn = torch.searchsorted(cdf, u).clamp_max(rows - 1)  # rank - 1: rank 1 is the hottest
-    if placement == "adjacent":
-        return drawn
-    return torch.randperm(rows, device=timing.DEVICE, generator=g)[drawn]
-
-
-def bag_offsets(kind: str, n: int) -> torch.Tensor:
-    """Bags of 20, or for giant_bag one bag of GIANT_BAG ids first and bags of 20 after it (n ids in all)."""
-    if kind != "giant_bag":
-        return torch.arange(0, n, BAG, device=timing.DEVICE, dtype=torch.int64)
-    giant = min(GIANT_BAG, n // 2)
-    rest = torch.arange(giant, n, BAG, device=timing.DEVICE, dtype=torch.int64)
-    return torch.cat([torch.zeros(1, device=timing.DEVICE, dtype=torch.int64), rest])
-
-
 # ---------------------------------------------------------------- embedding_bag
 def _embedding_bag(case: str, rows: int, d: int, dtype: torch.dtype, mode: str, dist: str, n: int,
                    sparse: bool) -> List[timing.Row]:
     g = torch.Generator(device=timing.DEVICE).manual_seed(1)
     weight = torch.randn(rows, d, device=timing.DEVICE, generator=g).to(dtype)
-    idx, offsets = ids(dist, rows, n), bag_offsets(dist, n)
+    giant = min(GIANT_BAG, n // 2) if dist == "giant_bag" else 0  # ids of the giant bag: uniform
+    idx = distributions.ids("uniform" if giant else dist, rows, n)
+    offsets = distributions.bag_offsets(n, BAG, giant)
     bags = offsets.numel()
     grad = torch.randn(bags, d, device=timing.DEVICE, generator=g).to(dtype)
     tol = dict(rtol=2e-2, atol=2e-2) if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)
@@ -131,7 +108,7 @@ def embedding_bag_cases(quick: bool) -> List[dict]:
 def _index_add(case: str, rows: int, items: int, width: int, dist: str) -> List[timing.Row]:
     input = torch.randint(-2, 3, (rows, width), device=timing.DEVICE).float()
     source = torch.randint(-2, 3, (items, width), device=timing.DEVICE).float()
-    index = ids(dist, rows, items)
+    index = distributions.ids(dist, rows, items)
     out = torch.empty_like(input)
     ours = lambda: torch.ops.gpuprim.index_add.default(input, 0, index, source, deterministic=True)  # noqa: E731
     plain = lambda: out.copy_(input).index_add_(0, index, source)  # noqa: E731
