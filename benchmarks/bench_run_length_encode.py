@@ -22,6 +22,18 @@ OP = "run_length_encode"
 N = 1 << 28  # 256M int32: 1 GiB
 
 
+def _check_runs(case: str, x: torch.Tensor, dim: dict) -> int:
+    """gpuprim's runs against torch.unique_consecutive's, bit for bit; returns the number of runs."""
+    unique, counts, num_runs = gpuprim.run_length_encode(x, **dim)
+    ref_unique, ref_counts = torch.unique_consecutive(x, return_counts=True, **dim)
+    r = ref_counts.numel()
+    if int(num_runs) != r:
+        raise AssertionError(f"gpuprim.run_length_encode {case}: num_runs {int(num_runs)} != {r}")
+    timing.assert_equal(unique[:r], ref_unique, f"gpuprim.run_length_encode {case} unique")
+    timing.assert_equal(counts[:r], ref_counts, f"gpuprim.run_length_encode {case} counts")
+    return r
+
+
 def _measure(case: str, n: int, dtype: torch.dtype, mean_run: int, cub_bin: Optional[str]) -> List[timing.Row]:
     del cub_bin  # no anchor case yet
     # Runs of random lengths in [1, 2 * mean_run) of random values in [0, 4).
@@ -30,14 +42,7 @@ def _measure(case: str, n: int, dtype: torch.dtype, mean_run: int, cub_bin: Opti
     values = torch.randint(0, 4, lengths.shape, device=timing.DEVICE, generator=g).to(dtype)
     x = torch.repeat_interleave(values, lengths)[:n].contiguous()
     del lengths, values
-    unique, counts, num_runs = gpuprim.run_length_encode(x)
-    ref_unique, ref_counts = torch.unique_consecutive(x, return_counts=True)
-    r = ref_counts.numel()
-    if int(num_runs) != r:
-        raise AssertionError(f"gpuprim.run_length_encode {case}: num_runs {int(num_runs)} != {r}")
-    timing.assert_equal(unique[:r], ref_unique, f"gpuprim.run_length_encode {case} unique")
-    timing.assert_equal(counts[:r], ref_counts, f"gpuprim.run_length_encode {case} counts")
-    del unique, counts, ref_unique, ref_counts
+    r = _check_runs(case, x, {})
     common = dict(bytes_moved=n * x.element_size() + r * (x.element_size() + 8), shape=(n,), dtype=dtype, numel=n,
                   mean_run=mean_run)
     return [
@@ -53,14 +58,7 @@ def _measure_rows(case: str, rows: int, width: int, mean_run: int) -> List[timin
     values = torch.randint(0, 2, (lengths.numel(), width), device=timing.DEVICE, generator=g, dtype=torch.int32)
     x = torch.repeat_interleave(values, lengths, dim=0)[:rows].contiguous()
     del lengths, values
-    unique, counts, num_runs = gpuprim.run_length_encode(x, dim=0)
-    ref_unique, ref_counts = torch.unique_consecutive(x, return_counts=True, dim=0)
-    r = ref_counts.numel()
-    if int(num_runs) != r:
-        raise AssertionError(f"gpuprim.run_length_encode {case}: num_runs {int(num_runs)} != {r}")
-    timing.assert_equal(unique[:r], ref_unique, f"gpuprim.run_length_encode {case} unique")
-    timing.assert_equal(counts[:r], ref_counts, f"gpuprim.run_length_encode {case} counts")
-    del unique, counts, ref_unique, ref_counts
+    r = _check_runs(case, x, {"dim": 0})
     common = dict(bytes_moved=x.numel() * 4 + r * (4 * width + 8), shape=(rows, width), dtype=torch.int32,
                   numel=x.numel(), mean_run=mean_run)
     return [
