@@ -1,7 +1,8 @@
-// gpuprim::unique's device-independent part: the argument checks and the fill value every kernel uses.
+// gpuprim::unique's device-independent part: the argument checks, the fill value and the slices form's outputs.
 #include "ops/hash/unique/unique.h"
 
 #include <cstring>
+#include <vector>
 
 #include "common/torch_utils.h"
 
@@ -41,6 +42,25 @@ uint64_t unique_fill_bits(const at::Tensor& x, const std::optional<c10::Scalar>&
   uint64_t bits = 0;
   std::memcpy(&bits, fill.const_data_ptr(), fill.element_size());
   return bits;
+}
+
+UniqueSlices unique_slices_prepare(const at::Tensor& x, int64_t d, bool return_inverse, bool return_counts,
+                                   std::optional<int64_t> size, const std::optional<c10::Scalar>& fill_value) {
+  unique_check(x, size);
+  const int64_t m = x.size(d), capacity = size.value_or(m);
+  const at::Tensor rows = x.movedim(d, 0).contiguous();
+  std::vector<int64_t> sizes = rows.sizes().vec();
+  sizes[0] = capacity;
+  const auto longs = x.options().dtype(at::kLong);
+  return {rows,
+          at::empty(sizes, x.options()),
+          at::empty({return_inverse ? m : 0}, longs),
+          at::empty({return_counts ? capacity : 0}, longs),
+          at::empty({1}, longs),
+          m,
+          unique_slice_width(x, d),
+          capacity,
+          unique_fill_bits(x, fill_value)};
 }
 
 }  // namespace gpuprim

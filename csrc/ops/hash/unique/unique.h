@@ -20,4 +20,15 @@ int64_t unique_slice_width(const at::Tensor& x, int64_t dim);
 // fill_value (0 without one) as the raw bits of x's dtype, zero-extended.
 uint64_t unique_fill_bits(const at::Tensor& x, const std::optional<c10::Scalar>& fill_value);
 
+// The slices form's input and outputs, the same for every device: rows = x with dim d moved first, contiguous
+// ([m, ...]: slice i is row i); values [capacity, ...], inverse [m] (or [0]), counts [capacity] (or [0]),
+// num_unique [1]; fill as unique_fill_bits.
+struct UniqueSlices {
+  at::Tensor rows, values, inverse, counts, num_unique;
+  int64_t m, width, capacity;
+  uint64_t fill;
+};
+UniqueSlices unique_slices_prepare(const at::Tensor& x, int64_t d, bool return_inverse, bool return_counts,
+                                   std::optional<int64_t> size, const std::optional<c10::Scalar>& fill_value);
+
 }  // namespace gpuprim

@@ -106,18 +106,8 @@ void unique_slices_typed(const at::Tensor& rows, int64_t m, int64_t width, int64
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> unique_slices_cpu(
     const at::Tensor& x, int64_t d, bool return_inverse, bool return_counts, std::optional<int64_t> size,
     const std::optional<c10::Scalar>& fill_value) {
-  unique_check(x, size);
-  const int64_t m = x.size(d);
-  const int64_t capacity = size.value_or(m);
-  const int64_t width = unique_slice_width(x, d);
-  const at::Tensor rows = x.movedim(d, 0).contiguous();  // [m, ...]: slice i is row i
-  std::vector<int64_t> sizes = rows.sizes().vec();
-  sizes[0] = capacity;
-  at::Tensor values = at::empty(sizes, x.options());
-  at::Tensor inverse = at::empty({return_inverse ? m : 0}, x.options().dtype(at::kLong));
-  at::Tensor counts = at::empty({return_counts ? capacity : 0}, x.options().dtype(at::kLong));
-  at::Tensor num_unique = at::empty({1}, x.options().dtype(at::kLong));
-  const uint64_t fill = unique_fill_bits(x, fill_value);
+  auto [rows, values, inverse, counts, num_unique, m, width, capacity, fill] =
+      unique_slices_prepare(x, d, return_inverse, return_counts, size, fill_value);
   switch (x.element_size()) {
     case 1: unique_slices_typed<uint8_t>(rows, m, width, capacity, fill, values, inverse, counts, num_unique); break;
     case 2: unique_slices_typed<uint16_t>(rows, m, width, capacity, fill, values, inverse, counts, num_unique); break;

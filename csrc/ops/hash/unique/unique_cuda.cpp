@@ -14,20 +14,9 @@ namespace {
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> unique_slices_cuda(
     const at::Tensor& x, int64_t d, bool return_inverse, bool return_counts, std::optional<int64_t> size,
     const std::optional<c10::Scalar>& fill_value) {
-  unique_check(x, size);
-  const int64_t m = x.size(d);
-  const int64_t capacity = size.value_or(m);
-  const int64_t width = unique_slice_width(x, d);
-  const uint64_t fill = unique_fill_bits(x, fill_value);
   const c10::cuda::CUDAGuard guard(x.device());
-  const at::Tensor rows = x.movedim(d, 0).contiguous();  // [m, ...]: slice i is row i
-  const auto longs = x.options().dtype(at::kLong);
-  std::vector<int64_t> sizes = rows.sizes().vec();
-  sizes[0] = capacity;
-  at::Tensor values = at::empty(sizes, x.options());
-  at::Tensor inverse = at::empty({return_inverse ? m : 0}, longs);
-  at::Tensor counts = at::empty({return_counts ? capacity : 0}, longs);
-  at::Tensor num_unique = at::empty({1}, longs);
+  auto [rows, values, inverse, counts, num_unique, m, width, capacity, fill] =
+      unique_slices_prepare(x, d, return_inverse, return_counts, size, fill_value);
   TorchWorkspace workspace(x.device());
   unique_slices_cuda_launch(rows.const_data_ptr(), to_dtype(x.scalar_type()), m, width, capacity, fill,
                             values.mutable_data_ptr(), return_inverse ? inverse.mutable_data_ptr<int64_t>() : nullptr,
