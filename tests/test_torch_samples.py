@@ -23,7 +23,6 @@ REFUSALS = {
     "dtype": "a dtype gpuprim's op does not take (README lists each op's dtypes)",
     "histc_range": "histogram needs lo < hi (torch.histc's min == max takes the range from the data: a sync)",
     "histc_last_edge": "histogram's last bin is half-open: a value equal to max is dropped (torch.histc counts it)",
-    "freq_cuda": "embedding_bag: scale_grad_by_freq is CPU only for now (CUDA raises NotImplementedError)",
 }
 DTYPES = [torch.float64, torch.float32, torch.float16, torch.int64, torch.int32, torch.uint8, torch.bool,
           torch.complex64]
@@ -93,8 +92,6 @@ def run_unique_consecutive(x, args, kw):
 
 
 def run_embedding_bag(weight, args, kw):
-    if weight.is_cuda and kw.get("scale_grad_by_freq"):
-        refuse("freq_cuda")
     return gpuprim.embedding_bag(weight, args[0], **kw)  # max_norm renorms weight in place, as torch
 
 
@@ -181,6 +178,19 @@ def leaves(x, args, kw):
     return lift(x), tuple(lift(a) for a in args), {k: lift(v) for k, v in kw.items()}
 
 
+def freq_scaled_reference(info, x, args, kw, seed: int):
+    """torch's gradients without scale_grad_by_freq, the weight's rows then divided by their counts among the
+    used indices: what the flag documents, and what torch's CUDA kernel computes. torch's CPU kernel in some
+    releases (2.11, 2.13) divides a row by another row's count (pytorch/pytorch#190063)."""
+    grads = grads_of(lambda a, b, c: info.op(a, *b, **c), x, args, {**kw, "scale_grad_by_freq": False}, seed)
+    used = args[0].reshape(-1)
+    padding = kw.get("padding_idx")
+    if padding is not None:
+        used = used[used != (padding + x.size(0) if padding < 0 else padding)]
+    counts = torch.bincount(used, minlength=x.size(0)).clamp(min=1).to(x.dtype).unsqueeze(1)
+    return [None if grads[0] is None else grads[0] / counts, *grads[1:]]
+
+
 def grads_of(fn: Callable, x, args, kw, seed: int):
     x, args, kw = leaves(x, args, kw)
     inputs = [t for t in (x, *args, *kw.values()) if torch.is_tensor(t) and t.requires_grad]
@@ -228,6 +238,8 @@ def run_sample(info, adapter, sample, dtype, tally) -> None:
         if name == "nn.functional.embedding_bag" and kw.get("sparse") and kw.get("scale_grad_by_freq"):
             kw = {**kw, "sparse": False}  # torch's backward refuses this pair; gpuprim's equals the dense one
         theirs_grads = grads_of(lambda a, b, c: info.op(a, *b, **c), x, args, kw, seed=tally["tried"])
+        if name == "nn.functional.embedding_bag" and kw.get("scale_grad_by_freq") and theirs_grads is not None:
+            theirs_grads = freq_scaled_reference(info, x, args, kw, tally["tried"])
         if ours_grads is not None and theirs_grads is not None:
             for a, b in zip(ours_grads, theirs_grads):
                 if a is None or b is None:

@@ -49,7 +49,7 @@ def embedding_bag(
         norm_type: the p of the norm used with ``max_norm`` (torch's default 2).
         scale_grad_by_freq: the gradient of each weight row is divided by the number of times the row occurs
             in ``indices`` (the used ones), as torch. Not with ``mode="max"`` (ValueError, as torch). Also with
-            ``sparse=True`` (where torch's backward raises). CPU only for now: CUDA raises NotImplementedError.
+            ``sparse=True`` (where torch's backward raises).
 
     Returns:
         ``[num_bags, D]`` of weight's dtype. Empty bags (and bags of padding only) give 0 in every mode.

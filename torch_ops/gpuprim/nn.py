@@ -18,8 +18,7 @@ class EmbeddingBag(torch.nn.EmbeddingBag):
     _weight, include_last_offset, padding_idx, device, dtype``), parameters, initialisation and state dict, so
     it loads torch checkpoints. The backward is deterministic (sort + fixed-order segmented sums).
     ``max_norm`` renormalizes the looked-up rows of ``weight`` in place before each lookup, and
-    ``scale_grad_by_freq`` divides each row's gradient by its count in the batch, as torch (CPU only
-    for now).
+    ``scale_grad_by_freq`` divides each row's gradient by its count in the batch, as torch.
     """
 
     def forward(self, input: Tensor, offsets: Optional[Tensor] = None,

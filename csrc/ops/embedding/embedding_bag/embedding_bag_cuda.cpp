@@ -10,14 +10,6 @@
 namespace gpuprim {
 namespace {
 
-// The CUDA gradient with scale_grad_by_freq differed from torch's on the GPU: refused until it is fixed, a clear
-// error instead of a wrong gradient (docs/experiments/parity.md).
-void embedding_bag_check_cuda_options(bool scale_grad_by_freq) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!scale_grad_by_freq,
-                              "gpuprim.embedding_bag: scale_grad_by_freq is not supported on CUDA yet (CPU only), "
-                              "got True");
-}
-
 std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cuda(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
@@ -25,7 +17,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cuda(
   const InputErrorScope errors(weight.device(), InputOp::kEmbeddingBag);  // first: what earlier calls found
   const EmbeddingBagArgs args = embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx,
                                                     include_last_offset, sparse, scale_grad_by_freq);
-  embedding_bag_check_cuda_options(scale_grad_by_freq);
   const c10::cuda::CUDAGuard guard(weight.device());
   const int64_t bags = embedding_bag_num_bags(indices, offsets, include_last_offset).expect_int();
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1);
@@ -61,7 +52,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
   const EmbeddingBagArgs args = embedding_bag_backward_check(grad, weight, indices, offsets, bag_size, max_indices,
                                                              per_sample_weights, mode, padding_idx,
                                                              include_last_offset, sparse, scale_grad_by_freq);
-  embedding_bag_check_cuda_options(scale_grad_by_freq);
   const c10::cuda::CUDAGuard guard(weight.device());
   const int64_t bags = grad.size(0), dim = weight.size(1), nnz = indices.numel();
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1), g = grad.contiguous();
