@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -127,7 +128,9 @@ def link_shared_libstdcxx() -> None:
     link a static copy: a toolchain whose lib dir holds only libstdc++.a (`$CXX -print-file-name=libstdc++.so`
     finds nothing) puts libstdc++ into every package, and such a CUDA package crashes at load next to torch's
     shared libstdc++ (in std::regex, parsing the device string) - with or without gpuprim ops in it. Then CXX
-    becomes a wrapper that adds that libstdc++.so.6 to each link. Elsewhere it does nothing."""
+    becomes a wrapper that adds that libstdc++.so.6 to each link of a shared object (`-x none` first, so that
+    a language given earlier does not apply to it; never to compiles, e.g. Inductor's precompiled header, which
+    would read the library as a header). Elsewhere it does nothing."""
     cxx = os.environ.get("CXX", "g++")
     try:
         found = subprocess.run([cxx, "-print-file-name=libstdc++.so"], capture_output=True, text=True).stdout.strip()
@@ -142,8 +145,8 @@ def link_shared_libstdcxx() -> None:
     wrapper = Path(tempfile.mkdtemp(prefix="gpuprim_cxx_")) / "g++"
     wrapper.write_text(
         "#!/bin/sh\n"
-        f'case " $* " in *" -c "*|*" -E "*|*" -S "*) exec "{cxx}" "$@";; *" -o "*) ;; *) exec "{cxx}" "$@";; esac\n'
-        f'exec "{cxx}" "$@" -Wl,--push-state,--no-as-needed "{shared}" -Wl,--pop-state\n')
+        f'case " $* " in *" -shared "*) ;; *) exec "{cxx}" "$@";; esac\n'
+        f'exec "{cxx}" "$@" -x none -Wl,--push-state,--no-as-needed "{shared}" -Wl,--pop-state\n')
     wrapper.chmod(0o755)
     os.environ["CXX"] = str(wrapper)
     import torch._inductor.config as inductor_config  # read CXX when it was imported: set it there too
@@ -185,20 +188,33 @@ def export_compile_check(name: str, device: str, out: Path, log: Callable[[str],
     return package
 
 
-def export_compile_check_parallel(names: tuple[str, ...], device: str, out: Path, jobs: int) -> None:
+def export_compile_check_parallel(names: tuple[str, ...], device: str, out: Path, jobs: int,
+                                  timeout: float | None = None) -> None:
     """export_compile_check of each model in its own process, `jobs` at a time (Inductor's compile of one
-    model keeps about one core busy, so three models on a many-core machine take the time of one)."""
+    model keeps about one core busy, so three models on a many-core machine take the time of one). Each
+    process writes out/<name>.log (files, not pipes: a compile worker that outlives its parent cannot hold
+    the call open); a failure or a timeout raises with the log's tail."""
     import concurrent.futures
 
-    def one(name: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, __file__, "--device", device, "--out", str(out), "--models", name],
-                              capture_output=True, text=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def one(name: str) -> tuple[str, int | None]:
+        log = out / f"{name}.log"
+        with open(log, "w") as stream:
+            process = subprocess.Popen([sys.executable, "-u", "-X", "faulthandler", __file__, "--device", device,
+                                        "--out", str(out), "--models", name], stdout=stream, stderr=subprocess.STDOUT)
+            try:
+                return name, process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.send_signal(signal.SIGABRT)  # faulthandler writes every thread's stack into the log
+                process.wait()
+                return name, None
 
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        for name, result in zip(names, pool.map(one, names)):
-            if result.returncode != 0:
-                raise RuntimeError(f"{name} on {device}: exit {result.returncode}\n{result.stdout[-2000:]}"
-                                   f"{result.stderr[-4000:]}")
+        for name, code in pool.map(one, names):
+            if code != 0:
+                what = f"timed out after {timeout} s" if code is None else f"exit {code}"
+                raise RuntimeError(f"{name} on {device}: {what}\n{(out / f'{name}.log').read_text()[-6000:]}")
 
 
 def main() -> None:

@@ -26,8 +26,10 @@ def packages(tmp_path_factory, request):
         if device not in built:
             folder = tmp_path_factory.mktemp(f"aoti_{device}")
             # One process per model: each checks its package against eager, as export_compile_check does.
+            # GPUPRIM_AOTI_TIMEOUT (seconds per model): a stuck compile fails with its stacks instead of hanging.
             export_aoti.export_compile_check_parallel(export_aoti.MODELS, device, folder,
-                                                      jobs=min(len(export_aoti.MODELS), os.cpu_count() or 1))
+                                                      jobs=min(len(export_aoti.MODELS), os.cpu_count() or 1),
+                                                      timeout=float(os.environ.get("GPUPRIM_AOTI_TIMEOUT", 1500)))
             built[device] = folder
         return built[device]
 
