@@ -41,6 +41,49 @@ __device__ __forceinline__ float load_logit(const void* logits, int64_t i) {
   }
 }
 
+// Logits start .. start + kItems - 1 (one lane's consecutive experts) as kItems * size / 16 16-byte loads where
+// kVector (the launch checks the alignment), else one load each: a warp then reads whole lines per instruction.
+template <DType kType, int kItems, bool kVector>
+__device__ __forceinline__ void load_lane_logits(const void* logits, int64_t start, float (&out)[kItems]) {
+  if constexpr (kVector) {
+    constexpr int kPerWord = kType == DType::kFloat32 ? 1 : 2;  // elements per 32-bit word
+    constexpr int kWords = kItems / kPerWord;
+    static_assert(kWords % 4 == 0, "a lane's logits are whole 16-byte vectors");
+    const auto* vectors = reinterpret_cast<const uint4*>(static_cast<const char*>(logits) +
+                                                         start * int64_t(4 / kPerWord));
+    uint32_t words[kWords];
+#pragma unroll
+    for (int v = 0; v < kWords / 4; ++v) {
+      const uint4 vector = vectors[v];
+      words[4 * v] = vector.x;
+      words[4 * v + 1] = vector.y;
+      words[4 * v + 2] = vector.z;
+      words[4 * v + 3] = vector.w;
+    }
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const uint32_t word = words[j / kPerWord];
+      if constexpr (kType == DType::kFloat32) {
+        out[j] = __uint_as_float(word);
+      } else {
+        const unsigned short bits = (j % 2 == 0) ? static_cast<unsigned short>(word & 0xffffu)
+                                                 : static_cast<unsigned short>(word >> 16);  // little endian
+        out[j] = kType == DType::kFloat16 ? __half2float(__ushort_as_half(bits))
+                                          : __uint_as_float(uint32_t(bits) << 16);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) out[j] = load_logit<kType>(logits, start + j);
+  }
+}
+
+// Whether a lane's kItems consecutive logits of dtype size `size` can be read as whole 16-byte vectors.
+template <DType kType, int kItems>
+constexpr bool lane_vectors_fit() {
+  return (kItems * (kType == DType::kFloat32 ? 4 : 2)) % 16 == 0;
+}
+
 // A gate rounded to nearest even into the gates' dtype (ATen's conversion on the CPU).
 __device__ __forceinline__ void store_gate(void* gates, DType type, int64_t i, float gate) {
   if (type == DType::kFloat16) {
@@ -193,7 +236,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
 // kItems consecutive experts l * kItems + j, so a group is an aligned power-of-two set of lanes and its top-2
 // merge takes log2(lanes per group) shuffles; each lane then ranks its group among all groups (one shuffle per
 // group) instead of topk_groups argmax rounds. The same selection and gates as the kernel above.
-template <DType kType, int kItems>
+template <DType kType, int kItems, bool kVector>
 __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
     lane_group_gating_kernel(const void* __restrict__ logits, int64_t tokens, int experts, int k, bool renormalize,
                              GatingRoute route, int lanes_per_group, void* __restrict__ gates,
@@ -202,6 +245,11 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
   const int first = lane * kItems;
   const bool present = first < experts;  // experts is a multiple of kItems: whole lanes
   const int my_group = lane / lanes_per_group;
+  float bias[kItems] = {};  // the same for every token: read once
+  if (present && route.bias != nullptr) {
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) bias[j] = route.bias[first + j];
+  }
   const int64_t warps = int64_t(gridDim.x) * kTokensPerBlock;
   for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens;
        token += warps) {  // uniform across the warp
@@ -209,10 +257,12 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
     uint32_t keys[kItems] = {};
     uint32_t top_first = 0, top_second = 0;
     if (present) {
+      float values[kItems];
+      load_lane_logits<kType, kItems, kVector>(logits, row + first, values);
 #pragma unroll
       for (int j = 0; j < kItems; ++j) {
-        const float s = gating::sigmoid_fp32(load_logit<kType>(logits, row + first + j));
-        keys[j] = gating::logit_key(route.bias != nullptr ? __fadd_rn(s, route.bias[first + j]) : s);
+        const float s = gating::sigmoid_fp32(values[j]);
+        keys[j] = gating::logit_key(route.bias != nullptr ? __fadd_rn(s, bias[j]) : s);
         gating::keep_top2(keys[j], top_first, top_second);
       }
     }
@@ -271,8 +321,20 @@ void topk_gating_routed_launch(const void* logits, DType type, int64_t tokens, i
       const int64_t lanes_per_group = group_size / kItems;
       if (score == Score::kSigmoid && group_size > 0 && group_size % kItems == 0 &&
           (lanes_per_group & (lanes_per_group - 1)) == 0) {
-        lane_group_gating_kernel<kType, kItems><<<grid, kWarp * kTokensPerBlock, 0, stream>>>(
-            logits, tokens, int(experts), int(k), renormalize, route, int(lanes_per_group), gates, expert_ids);
+        auto launch = [&](auto kernel) {
+          kernel<<<grid, kWarp * kTokensPerBlock, 0, stream>>>(logits, tokens, int(experts), int(k), renormalize,
+                                                               route, int(lanes_per_group), gates, expert_ids);
+        };
+        const int64_t row_bytes = experts * int64_t(kType == DType::kFloat32 ? 4 : 2);
+        if constexpr (lane_vectors_fit<kType, kItems>()) {
+          if (row_bytes % 16 == 0 && aligned(logits, 16)) {
+            launch(lane_group_gating_kernel<kType, kItems, true>);
+          } else {
+            launch(lane_group_gating_kernel<kType, kItems, false>);
+          }
+        } else {
+          launch(lane_group_gating_kernel<kType, kItems, false>);
+        }
       } else {
         routed_gating_kernel<kType, kItems><<<grid, kWarp * kTokensPerBlock, 0, stream>>>(
             logits, tokens, int(experts), int(k), score, renormalize, route, gates, expert_ids);
