@@ -75,7 +75,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
                                                            const int64_t* __restrict__ bounds,
                                                            const T* __restrict__ psw, EmbeddingBagShape s,
                                                            EmbeddingBagMode mode, int group, int64_t long_bag,
-                                                           EmbeddingBagChecks checks, T* __restrict__ out,
+                                                           LongBagFlag long_bags, EmbeddingBagChecks checks,
+                                                           T* __restrict__ out,
                                                            int64_t* __restrict__ bag_size,
                                                            int64_t* __restrict__ max_indices) {
   using Acc = typename AccOf<T>::type;
@@ -89,7 +90,10 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
     int64_t lo, hi;
     segment_bounds(bounds, b, s.nnz, lo, hi);
     if (lane == 0 && checks.from_offsets && checks.offsets.record != nullptr) check_bounds(checks, bounds, b, s);
-    if (hi - lo > long_bag) continue;  // embedding_bag_long_cuda.cu's bag (a group-uniform branch)
+    if (hi - lo > long_bag) {  // embedding_bag_long_cuda.cu's bag (a group-uniform branch)
+      if (lane == 0) *long_bags.flag = long_bags.token;  // every writer writes the same value
+      continue;
+    }
     // Used indices of the bag (for mean and bag_size), counted by the bag's lanes (a group-uniform loop).
     // A bad index is skipped below; this lane's first one is recorded after the loop (no call inside it).
     int64_t count = 0, bad_p = -1, bad_index = 0;
@@ -165,14 +169,15 @@ int lanes_per_bag(int64_t dim, int vec) {
 
 template <typename T, typename I>
 void forward(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
-             EmbeddingBagMode mode, const EmbeddingBagChecks& checks, T* out, int64_t* bag_size,
-             int64_t* max_indices, cudaStream_t stream) {
+             EmbeddingBagMode mode, const EmbeddingBagChecks& checks, LongBagFlag long_bags, T* out,
+             int64_t* bag_size, int64_t* max_indices, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T);
   const bool wide = s.dim % kVec == 0 && aligned(weight, 16) && aligned(out, 16);
   auto launch = [&](auto kernel, int vec) {
     const int group = lanes_per_bag(s.dim, vec);
     kernel<<<grid_for(s.bags, kThreads / group, 8 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
-        weight, indices, bounds, psw, s, mode, group, kEmbeddingBagLongBag, checks, out, bag_size, max_indices);
+        weight, indices, bounds, psw, s, mode, group, kEmbeddingBagLongBag, long_bags, checks, out, bag_size,
+        max_indices);
   };
   const bool max = mode == EmbeddingBagMode::kMax;
   if (wide) {
@@ -388,12 +393,14 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
                                EmbeddingBagMode mode, const EmbeddingBagChecks& checks, void* out, int64_t* bag_size,
                                int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
   if (shape.bags == 0) return;
+  const LongBagFlag long_bags{static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t))),
+                              embedding_bag_long_bag_token()};
   auto run = [&](auto tag, auto index_tag) {
     using T = decltype(tag);
     using I = decltype(index_tag);
     forward<T, I>(static_cast<const T*>(weight), static_cast<const I*>(indices), bounds,
-                  static_cast<const T*>(per_sample_weights), shape, mode, checks, static_cast<T*>(out), bag_size,
-                  max_indices, stream);
+                  static_cast<const T*>(per_sample_weights), shape, mode, checks, long_bags, static_cast<T*>(out),
+                  bag_size, max_indices, stream);
   };
   dispatch<FloatingTypes>("embedding_bag", type, [&](auto tag) {
     dispatch<IndexTypes>("embedding_bag", index_type, [&](auto index_tag) {
@@ -401,7 +408,7 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
     });
   });
   embedding_bag_long_bags_cuda_launch(weight, type, indices, index_type, bounds, per_sample_weights, shape, mode,
-                                      checks.indices, out, bag_size, max_indices, workspace, stream);
+                                      checks.indices, long_bags, out, bag_size, max_indices, workspace, stream);
 }
 
 void embedding_bag_backward_cuda_launch(const void* grad, const void* weight, DType type, const void* indices,

@@ -46,13 +46,27 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
 // embedding_bag_long_bags_cuda_launch (embedding_bag_long_cuda.cu) splits them across blocks.
 constexpr int64_t kEmbeddingBagLongBag = 1024;
 
+// Whether a call has long bags, known on the device only: the bag kernel writes `token` (unique to the call)
+// into *flag when it skips a long bag, and the long-bag kernels return at once unless they read it there. No
+// zero fill: stale memory holds another call's token (or a value equal to this one with odds of 2^-64, which
+// only costs the long-bag kernels' full pass, never a wrong result).
+struct LongBagFlag {
+  uint64_t* flag;
+  uint64_t token;
+};
+
+// A token no earlier call of this process used (a counter mixed with a per-process random start).
+uint64_t embedding_bag_long_bag_token();
+
 // The forward's outputs (as embedding_bag_cuda_launch) of the long bags only; bad indices in them are recorded
-// through index_check. embedding_bag_cuda_launch calls it; it does nothing when nnz <= kEmbeddingBagLongBag.
+// through index_check. embedding_bag_cuda_launch calls it after the bag kernel; it does nothing when
+// nnz <= kEmbeddingBagLongBag, and its kernels return at once when the bag kernel met no long bag.
 void embedding_bag_long_bags_cuda_launch(const void* weight, DType type, const void* indices, DType index_type,
                                          const int64_t* bounds, const void* per_sample_weights,
                                          EmbeddingBagShape shape, EmbeddingBagMode mode,
-                                         const InputCheck& index_check, void* out, int64_t* bag_size,
-                                         int64_t* max_indices, Workspace& workspace, cudaStream_t stream);
+                                         const InputCheck& index_check, LongBagFlag long_bags, void* out,
+                                         int64_t* bag_size, int64_t* max_indices, Workspace& workspace,
+                                         cudaStream_t stream);
 
 // Backward. grad [bags, dim] contiguous (weight's dtype). Writes:
 //  - dense (sparse=false): grad_weight [num_weights, dim]; sum/mean write every row (any content on entry),

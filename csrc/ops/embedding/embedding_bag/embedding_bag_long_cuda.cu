@@ -12,8 +12,12 @@
 // order) and the first used row; a NaN at the bag's first used row wins, as in the bag kernel's rule
 // (first element taken, then strictly greater): max and its indices are exactly those of the bag kernel.
 // Every order depends only on the offsets, never on the grid or timing: bitwise identical on every run.
+// Both kernels return at once unless the bag kernel flagged a long bag in this call (LongBagFlag): an ordinary
+// batch pays two empty launches, not the window searches.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <random>
 
 #include "ops/embedding/embedding_bag/embedding_bag_launch.h"
 #include "prim/block/row_fold.cuh"
@@ -155,8 +159,10 @@ __global__ void __launch_bounds__(kThreads) piece_kernel(const T* __restrict__ w
                                                          const I* __restrict__ indices,
                                                          const int64_t* __restrict__ bounds,
                                                          const T* __restrict__ psw, EmbeddingBagShape s, int group,
-                                                         InputCheck index_check, Slots<typename AccOf<T>::type> slots) {
+                                                         InputCheck index_check, LongBagFlag long_bags,
+                                                         Slots<typename AccOf<T>::type> slots) {
   using Acc = typename AccOf<T>::type;
+  if (*long_bags.flag != long_bags.token) return;  // the bag kernel met no long bag (block-uniform)
   __shared__ TreeShared<Acc, Vec, Max> shared;
   __shared__ segmented::WindowPiece pieces[kSearches];
   const int lane = threadIdx.x % group, rt = threadIdx.x / group, row_threads = kThreads / group;
@@ -218,11 +224,12 @@ __global__ void __launch_bounds__(kThreads) piece_kernel(const T* __restrict__ w
 template <typename T, int Vec, bool Max>
 __global__ void __launch_bounds__(kThreads) combine_kernel(const T* __restrict__ weight,
                                                            const int64_t* __restrict__ bounds, EmbeddingBagShape s,
-                                                           bool mean, int group,
+                                                           bool mean, int group, LongBagFlag long_bags,
                                                            Slots<typename AccOf<T>::type> slots, T* __restrict__ out,
                                                            int64_t* __restrict__ bag_size,
                                                            int64_t* __restrict__ max_indices) {
   using Acc = typename AccOf<T>::type;
+  if (*long_bags.flag != long_bags.token) return;  // the bag kernel met no long bag (block-uniform)
   __shared__ TreeShared<Acc, Vec, Max> shared;
   __shared__ int64_t counts[kThreads];
   __shared__ bool needs[kThreads];
@@ -309,8 +316,8 @@ int lanes_per_row(int64_t dim, int vec) {
 
 template <typename T, typename I>
 void long_bags(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
-               EmbeddingBagMode mode, const InputCheck& index_check, T* out, int64_t* bag_size,
-               int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
+               EmbeddingBagMode mode, const InputCheck& index_check, LongBagFlag flag, T* out,
+               int64_t* bag_size, int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
   const bool max = mode == EmbeddingBagMode::kMax;
   const int64_t windows = (s.nnz + kWindow - 1) / kWindow, n_slots = 2 * windows;
@@ -325,11 +332,11 @@ void long_bags(const T* weight, const I* indices, const int64_t* bounds, const T
     const int group = lanes_per_row(s.dim, kVec);
     auto piece = piece_kernel<T, I, kVec, kMax>;
     piece<<<grid_for(windows, kWindowsPerBlock, resident_blocks(piece, kThreads)), kThreads, 0, stream>>>(
-        weight, indices, bounds, psw, s, group, index_check, slots);
+        weight, indices, bounds, psw, s, group, index_check, flag, slots);
     GPUPRIM_LAUNCH_CHECK();
     auto combine = combine_kernel<T, kVec, kMax>;
     combine<<<grid_for(s.bags, kThreads, resident_blocks(combine, kThreads)), kThreads, 0, stream>>>(
-        weight, bounds, s, mode == EmbeddingBagMode::kMean, group, slots, out, bag_size, max_indices);
+        weight, bounds, s, mode == EmbeddingBagMode::kMean, group, flag, slots, out, bag_size, max_indices);
     GPUPRIM_LAUNCH_CHECK();
   };
   constexpr int kVec = 16 / sizeof(T);
@@ -350,19 +357,28 @@ void long_bags(const T* weight, const I* indices, const int64_t* bounds, const T
 
 }  // namespace
 
+uint64_t embedding_bag_long_bag_token() {
+  static std::atomic<uint64_t> next{(uint64_t(std::random_device()()) << 32) ^ std::random_device()()};
+  uint64_t z = next.fetch_add(0x9e3779b97f4a7c15ull) + 0x9e3779b97f4a7c15ull;  // splitmix64: distinct outputs
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 void embedding_bag_long_bags_cuda_launch(const void* weight, DType type, const void* indices, DType index_type,
                                          const int64_t* bounds, const void* per_sample_weights,
                                          EmbeddingBagShape shape, EmbeddingBagMode mode,
-                                         const InputCheck& index_check, void* out, int64_t* bag_size,
-                                         int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
+                                         const InputCheck& index_check, LongBagFlag flag, void* out,
+                                         int64_t* bag_size, int64_t* max_indices, Workspace& workspace,
+                                         cudaStream_t stream) {
   if (shape.bags == 0 || shape.nnz <= kWindow) return;  // no bag can be long
   dispatch<FloatingTypes>("embedding_bag", type, [&](auto tag) {
     dispatch<IndexTypes>("embedding_bag", index_type, [&](auto index_tag) {
       using T = typename decltype(tag)::type;
       using I = typename decltype(index_tag)::type;
       long_bags<T, I>(static_cast<const T*>(weight), static_cast<const I*>(indices), bounds,
-                      static_cast<const T*>(per_sample_weights), shape, mode, index_check, static_cast<T*>(out),
-                      bag_size, max_indices, workspace, stream);
+                      static_cast<const T*>(per_sample_weights), shape, mode, index_check, flag,
+                      static_cast<T*>(out), bag_size, max_indices, workspace, stream);
     });
   });
 }
