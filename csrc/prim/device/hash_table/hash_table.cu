@@ -18,7 +18,10 @@ void insert(Table<Key, Value> table, const Key* keys, const Value* values, int64
   auto* slot_of = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(n)));
   // All ones: no position has bid yet.
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(lowest, 0xFF, sizeof(unsigned long long) * size_t(table.capacity + 1), stream));
-  claim_kernel<Key, Value><<<grid_for(n, kThreads), kThreads, 0, stream>>>(table, keys, n, lowest, slot_of, full);
+  // A few waves of resident blocks, each thread taking keys in turn: few blocks, so few size atomics.
+  auto claim = claim_kernel<Key, Value>;
+  claim<<<grid_for(n, kThreads, Tuning::kClaimWaves * resident_blocks(claim, kThreads)), kThreads, 0, stream>>>(
+      table, keys, n, lowest, slot_of, full);
   GPUPRIM_LAUNCH_CHECK();
   assign_kernel<Key, Value><<<grid_for(n, kThreads), kThreads, 0, stream>>>(table, values, n, lowest, slot_of);
   GPUPRIM_LAUNCH_CHECK();

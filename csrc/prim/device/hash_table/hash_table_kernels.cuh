@@ -4,7 +4,9 @@
 
 #include "prim/device/hash_table/hash.h"
 #include "prim/device/hash_table/hash_table.h"
+#include "prim/device/hash_table/tuning_hash_table.h"
 #include "prim/util/input_error.cuh"
+#include "prim/util/launch.h"
 #include "prim/warp/aggregate.cuh"
 
 namespace gpuprim {
@@ -21,15 +23,18 @@ __device__ __forceinline__ int64_t compare_and_swap(int64_t* p, int64_t expected
 
 // The slot that holds `key` after this call: found, or claimed from a free slot (`claimed` set); -1 when no
 // slot is free. A slot changes only once (free -> a key), so a key read there is final and a lost CAS moves on.
-template <typename Key>
+// kCasFirst: the CAS is the probe (one round trip a slot, for a map build whose keys are mostly new); otherwise
+// the slot is read first (keys that mostly repeat, as a set counting distinct values: a CAS on a hot slot would
+// serialize in L2 where reads do not).
+template <bool kCasFirst, typename Key>
 __device__ __forceinline__ int64_t claim_slot(Key* keys, int64_t capacity, Key key, bool& claimed) {
   claimed = false;
   int64_t s = home_slot(key, capacity);
   for (int64_t step = 0; step < capacity; ++step) {
-    const Key current = keys[s];
+    const Key current = kCasFirst ? compare_and_swap(keys + s, kEmpty<Key>, key) : keys[s];
     if (current == key) return s;
     if (current == kEmpty<Key>) {
-      const Key before = compare_and_swap(keys + s, kEmpty<Key>, key);
+      const Key before = kCasFirst ? current : compare_and_swap(keys + s, kEmpty<Key>, key);
       if (before == kEmpty<Key>) {
         claimed = true;
         return s;
@@ -52,25 +57,37 @@ __device__ __forceinline__ bool store_empty_key(int64_t* state) {
 }
 
 // Pass 1: each pair finds or claims its slot (capacity: the kEmpty key's place) and bids its position for it.
+// The keys stored for the first time are summed per block and added to the size with one atomic a block (a
+// returning atomic a warp on the one counter held every warp up).
 template <typename Key, typename Value>
-__global__ void claim_kernel(Table<Key, Value> table, const Key* __restrict__ keys, int64_t n,
-                             unsigned long long* __restrict__ lowest, int64_t* __restrict__ slot_of,
-                             InputCheck full) {
+__global__ void __launch_bounds__(Tuning::kThreads)
+    claim_kernel(Table<Key, Value> table, const Key* __restrict__ keys, int64_t n,
+                 unsigned long long* __restrict__ lowest, int64_t* __restrict__ slot_of, InputCheck full) {
+  __shared__ unsigned long long block_new_keys;
+  if (threadIdx.x == 0) block_new_keys = 0;
+  unsigned new_keys = 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const Key key = keys[i];
     int64_t s;
     if (key == kEmpty<Key>) {
       s = table.capacity;
-      if (store_empty_key(table.state)) count_new_key(table.state);
+      if (store_empty_key(table.state)) ++new_keys;
     } else {
       bool claimed;
-      s = claim_slot(table.keys, table.capacity, key, claimed);
-      if (claimed) count_new_key(table.state);
+      s = claim_slot</*kCasFirst=*/true>(table.keys, table.capacity, key, claimed);
+      if (claimed) ++new_keys;
       if (s < 0) record_input_error(full, i, static_cast<int64_t>(key));  // skipped: the table is full
     }
     slot_of[i] = s;
     if (s >= 0) atomicMin(lowest + s, static_cast<unsigned long long>(i));
+  }
+  __syncthreads();  // every thread is here: the loop has no early exit
+  const unsigned warp_new_keys = __reduce_add_sync(0xffffffffu, new_keys);
+  if (threadIdx.x % kWarpSize == 0 && warp_new_keys != 0) atomicAdd(&block_new_keys, warp_new_keys);
+  __syncthreads();
+  if (threadIdx.x == 0 && block_new_keys != 0) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(table.state + kStateSize), block_new_keys);
   }
 }
 
@@ -134,7 +151,7 @@ __global__ void insert_set_kernel(Key* __restrict__ table, int64_t capacity, int
       if (store_empty_key(state)) over = count_new_key(state) >= limit;
     } else {
       bool claimed;
-      s = claim_slot(table, capacity, key, claimed);
+      s = claim_slot</*kCasFirst=*/false>(table, capacity, key, claimed);
       if (claimed) over = count_new_key(state) >= limit;
       if (s < 0) over = true;
     }
