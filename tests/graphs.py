@@ -29,7 +29,8 @@ def coo_to_csr(rows: torch.Tensor, cols: torch.Tensor, num_rows: int, index_dtyp
 
 def kronecker_edges(scale: int, edge_factor: int, generator: torch.Generator, device="cpu",
                     abc: Tuple[float, float, float] = (0.57, 0.19, 0.19)) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Graph500's Kronecker generator (initiator A, B, C = 0.57, 0.19, 0.19; D the rest), vertex ids permuted."""
+    """Graph500's Kronecker generator (initiator A, B, C = 0.57, 0.19, 0.19; D the rest), vertex ids permuted.
+    In-place bit updates, so that scale 26 (2^30 edges) fits beside the CSR build on one GPU."""
     n, m = 1 << scale, edge_factor << scale
     a, b, c = abc
     ab, c_norm, a_norm = a + b, c / (1 - (a + b)), a / (a + b)
@@ -38,22 +39,34 @@ def kronecker_edges(scale: int, edge_factor: int, generator: torch.Generator, de
     for bit in range(scale):  # draws on the generator's device (a CUDA generator for the benchmark sizes)
         r1 = torch.rand(m, generator=generator, device=generator.device).to(device)
         r2 = torch.rand(m, generator=generator, device=generator.device).to(device)
-        src_bit = (r1 > ab).long()
-        dst_bit = (r2 > (c_norm * src_bit + a_norm * (1 - src_bit))).long()
-        src += src_bit << bit
-        dst += dst_bit << bit
+        src_bit = r1 > ab
+        del r1
+        # float32 thresholds, as c_norm * bit + a_norm * (1 - bit) gives them
+        dst_bit = r2 > torch.where(src_bit, torch.tensor(c_norm, dtype=r2.dtype, device=device),
+                                   torch.tensor(a_norm, dtype=r2.dtype, device=device))
+        del r2
+        src.add_(src_bit.to(torch.int64), alpha=1 << bit)
+        dst.add_(dst_bit.to(torch.int64), alpha=1 << bit)
+        del src_bit, dst_bit
     perm = torch.randperm(n, generator=generator, device=generator.device).to(device)
     return perm[src], perm[dst]
 
 
 def kronecker_graph(scale: int, edge_factor: int, seed: int = 1, device="cpu", index_dtype=torch.int64) -> Csr:
-    """An undirected Kronecker graph in CSR (each edge stored both ways, self loops dropped)."""
+    """An undirected Kronecker graph in CSR (each edge stored both ways, self loops dropped, duplicates kept),
+    columns sorted within each row. Built from sorted row * n + col keys: no argsort indices, no COO copies."""
+    n = 1 << scale
     g = torch.Generator(device=device).manual_seed(seed)
     src, dst = kronecker_edges(scale, edge_factor, g, device)
     keep = src != dst
     src, dst = src[keep], dst[keep]
-    rows, cols = torch.cat([src, dst]), torch.cat([dst, src])
-    return coo_to_csr(rows, cols, 1 << scale, index_dtype)
+    del keep
+    keys = torch.cat([src * n + dst, dst * n + src])
+    del src, dst
+    keys = torch.sort(keys).values
+    crow = torch.searchsorted(keys, torch.arange(n + 1, device=device, dtype=torch.int64) * n)
+    col = keys.remainder_(n)
+    return crow.to(index_dtype), col.to(index_dtype)
 
 
 def power_law_lengths(rows: int, mean: float, generator: torch.Generator, alpha: float = 2.1) -> torch.Tensor:
