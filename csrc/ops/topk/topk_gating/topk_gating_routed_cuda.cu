@@ -78,7 +78,7 @@ __device__ __forceinline__ void load_lane_logits(const void* logits, int64_t sta
   }
 }
 
-// Whether a lane's kItems consecutive logits of dtype size `size` can be read as whole 16-byte vectors.
+// Whether a lane's kItems consecutive logits fill whole 16-byte vectors.
 template <DType kType, int kItems>
 constexpr bool lane_vectors_fit() {
   return (kItems * (kType == DType::kFloat32 ? 4 : 2)) % 16 == 0;
