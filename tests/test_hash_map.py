@@ -220,6 +220,21 @@ def test_cuda_matches_cpu(key_dtype, value_dtype):
 
 
 @pytest.mark.gpu
+def test_cuda_matches_cpu_several_keys_a_thread():
+    """More keys than the claim pass has threads (a few waves of resident blocks), many repeated: the per-block
+    count of new keys gives the size, the lowest position wins, as on the CPU."""
+    g = torch.Generator().manual_seed(5)
+    n = 6 << 20
+    keys = torch.randint(-(4 << 20), 4 << 20, (n,), generator=g, dtype=torch.int32)
+    values = torch.arange(n, dtype=torch.int32)
+    cpu = gpuprim.HashMap.build(keys, values, load_factor=0.6)
+    cuda = gpuprim.HashMap.build(keys.cuda(), values.cuda(), load_factor=0.6)
+    assert torch.equal(cpu.state, cuda.state.cpu())
+    q = torch.randint(-(4 << 20) - 10, (4 << 20) + 10, (1 << 20,), generator=g, dtype=torch.int32)
+    assert_bitwise_equal(cpu.find(q, -1), cuda.find(q.cuda(), -1).cpu(), "find")
+
+
+@pytest.mark.gpu
 def test_no_sync_and_graph_capture():
     table = gpuprim.HashMap.empty(1 << 16, torch.int32, torch.int32, "cuda")
     keys = torch.randint(0, 1 << 20, (20_000,), device="cuda", dtype=torch.int32)
