@@ -104,6 +104,25 @@ def test_cuda_exact_weights_bitwise(layout, dtype):
 
 
 @pytest.mark.gpu
+def test_cuda_long_bags_after_ordinary_batches():
+    """The long-bag kernels run only when this call's bag kernel met a long bag (a per-call token in workspace
+    memory): batches with and without long bags, alternating and reusing freed workspace, stay exact."""
+    plain = ([20] * 300, False)
+    for lengths, long_bags in (plain, ([20] * 150 + [5000] + [20] * 150, True), plain, plain, ([3000], True), plain):
+        g = torch.Generator().manual_seed(len(lengths))
+        n = sum(lengths)
+        idx = torch.randint(0, NUM_EMBEDDINGS, (n,), generator=g)
+        offsets = torch.tensor([0] + list(itertools.accumulate(lengths))[:-1])
+        weight = torch.randint(-3, 4, (NUM_EMBEDDINGS, DIM), generator=g).float()  # exact sums
+        assert long_bags == (max(lengths) > LONG)
+        for mode in MODES:
+            cpu = _run((weight, idx, offsets, None), mode, None, False)
+            cuda = _run(_cuda((weight, idx, offsets, None)), mode, None, False)
+            for name, a, b in zip(("out", "bag_size", "max_indices"), cuda, cpu):
+                assert_bitwise_equal(a.cpu(), b, f"{len(lengths)} bags {mode} {name}")
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cuda_random_weights_close(layout, dtype):
