@@ -226,7 +226,7 @@ def test_no_sync_and_graph_capture():
 
 
 # ---------------------------------------------------------------- autograd
-@pytest.mark.parametrize("reduce", ("sum", "mean"))
+@pytest.mark.parametrize("reduce", REDUCTIONS)
 def test_gradcheck(device, reduce):
     g = torch.Generator().manual_seed(8)
     for lengths, cols, f in (([3, 0, 5, 1], 6, 4), ([2, 7], 5, 0), ([0, 40, 2], 9, 3)):
@@ -239,11 +239,33 @@ def test_gradcheck(device, reduce):
         assert torch.autograd.gradcheck(lambda d: gpuprim.spmm(crow, col, None, d, reduce), (dense,))
 
 
-def test_max_backward_is_a_clear_error(device):
-    dense = torch.randn(3, 2, device=device, requires_grad=True)
-    out = gpuprim.spmm(torch.tensor([0, 2], device=device), torch.tensor([0, 2], device=device), None, dense, "max")
-    with pytest.raises(ValueError, match="max/min have no backward"):
-        out.sum().backward()
+def test_max_min_gradient_goes_to_the_first_extreme(device):
+    """Ties: the row's first nonzero (in its order) that attains the extreme gets the whole gradient (torch's amax
+    would split it); a NaN extreme: the first NaN product; an empty row: nothing."""
+    crow = torch.tensor([0, 3, 3, 5], device=device)
+    col = torch.tensor([1, 0, 1, 0, 1], device=device)
+    for reduce in ("max", "min"):
+        dense = torch.tensor([[2.0, 5.0], [2.0, float("nan")]], device=device, requires_grad=True)
+        values = torch.tensor([1.0, 1.0, 1.0, 3.0, -1.0], device=device, requires_grad=True)
+        out = gpuprim.spmm(crow, col, values, dense, reduce)
+        out.backward(torch.tensor([[1.0, 10.0], [100.0, 1000.0], [1e4, 1e5]], device=device))
+        # column 0: rows 0 (tie of col 1 and col 0 at 2.0: nonzero 0 first) and 2 (3 * 2 vs -1 * 2);
+        # column 1: rows 0 and 2 each have a NaN product (dense[1, 1]) and take it.
+        winner0 = 3 if reduce == "max" else 4  # row 2, column 0: 6.0 at nonzero 3, -2.0 at nonzero 4
+        want_values = torch.zeros(5)
+        want_values[0] += 1.0 * 2.0
+        want_values[0] += 10.0 * float("nan")  # nonzero 0 (col 1) is row 0's first NaN product in column 1
+        want_values[winner0] += 1e4 * 2.0
+        want_values[4] += 1e5 * float("nan")  # nonzero 4 (col 1) is row 2's NaN product in column 1
+        got = values.grad.cpu()
+        assert torch.equal(torch.isnan(got), torch.isnan(want_values)), (reduce, got)
+        finite = ~torch.isnan(want_values)
+        assert torch.equal(got[finite], want_values[finite]), (reduce, got)
+        want_dense = torch.zeros(2, 2)
+        want_dense[1, 0] += 1.0  # row 0, column 0: nonzero 0, col 1, weight 1
+        want_dense[1, 1] += 10.0 + 1e5 * -1.0  # the NaN products of rows 0 and 2 (nonzeros 0 and 4)
+        want_dense[int(col[winner0]), 0] += 1e4 * float(values.detach()[winner0])
+        assert torch.equal(dense.grad.cpu(), want_dense), (reduce, dense.grad)
 
 
 def test_opcheck(device):
@@ -257,9 +279,10 @@ def test_opcheck(device):
     crow, col = crow.to(device), col.to(device)
     values = torch.randn(col.numel(), generator=g, dtype=torch.float64).to(device).requires_grad_()
     dense = torch.randn(6, 4, generator=g, dtype=torch.float64).to(device).requires_grad_()
-    for reduce in ("sum", "mean"):
+    for reduce in REDUCTIONS:
         run_opcheck(torch.ops.gpuprim.spmm.default, (crow, col, values, dense, reduce))
         run_opcheck(torch.ops.gpuprim.spmm.default, (crow, col, None, dense, reduce))
+    for reduce in ("sum", "mean"):
         grad = torch.randn(4, 4, dtype=torch.float64, device=device)
         run_opcheck(torch.ops.gpuprim.spmm_backward.default, (grad, crow, col, dense.detach(), reduce))
     run_opcheck(torch.ops.gpuprim.csr_transpose.default, (crow, col, 6))
@@ -280,6 +303,42 @@ def test_compiled_backward(device):
     dense = torch.randn(64, 16, generator=g).to(device).requires_grad_()
     check_compiled_backward(lambda d, c, k, v: gpuprim.spmm(c, k, v, d).square().sum(), dense, crow, col, values,
                             loss_atol=1e-2)
+    check_compiled_backward(lambda d, c, k, v: gpuprim.spmm(c, k, v, d, "max").square().sum(), dense, crow, col,
+                            values, loss_atol=1e-2)
+
+
+@pytest.mark.parametrize("reduce", ("max", "min"))
+def test_max_min_gradient_deterministic(device, reduce):
+    g = torch.Generator().manual_seed(13)
+    crow, col = csr_from_lengths(power_law_lengths(300, 6.0, g).tolist(), 200, g)
+    crow, col = crow.to(device), col.to(device)
+    values = torch.randint(-2, 3, (col.numel(),), generator=g).float().to(device)  # many ties
+    dense = torch.randint(-2, 3, (200, 8), generator=g).float().to(device)
+
+    def grads():
+        v, d = values.clone().requires_grad_(), dense.clone().requires_grad_()
+        gpuprim.spmm(crow, col, v, d, reduce).sin().sum().backward()
+        return torch.cat([v.grad, d.grad.flatten()])
+
+    assert_deterministic(grads)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reduce", ("max", "min"))
+@pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16), ids=str)
+def test_max_min_gradient_cuda_matches_cpu(reduce, dtype):
+    g = torch.Generator().manual_seed(14)
+    crow, col = csr_from_lengths(power_law_lengths(500, 8.0, g).tolist(), 300, g)
+    values = torch.randint(-3, 4, (col.numel(),), generator=g).to(dtype)
+    dense = torch.randn(300, 16, generator=g).to(dtype)
+    out_grad = torch.randn(500, 16, generator=g).to(dtype)
+    result = []
+    for device in ("cpu", "cuda"):
+        v, d = values.to(device).requires_grad_(), dense.to(device).requires_grad_()
+        gpuprim.spmm(crow.to(device), col.to(device), v, d, reduce).backward(out_grad.to(device))
+        result.append((v.grad.cpu(), d.grad.cpu()))
+    assert_bitwise_equal(result[1][0], result[0][0], "values grad")
+    assert_bitwise_equal(result[1][1], result[0][1], "dense grad")
 
 
 # ---------------------------------------------------------------- csr_transpose

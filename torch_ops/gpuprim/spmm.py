@@ -62,9 +62,12 @@ def spmm(
     (:func:`gpuprim.set_validate`, a sync). Otherwise on CUDA, bad crow entries are clamped and bad col entries
     skipped, and the next gpuprim call raises :class:`gpuprim.InputError`.
 
-    Differentiable in ``values`` and ``dense`` for ``sum`` and ``mean`` (dense's gradient is the transposed
-    product, through :func:`csr_transpose`; values' is the registered ``gpuprim::spmm_backward``). max/min
-    have no backward yet.
+    Differentiable in ``values`` and ``dense``. ``sum`` / ``mean``: dense's gradient is the transposed product,
+    through :func:`csr_transpose`; values' is the registered ``gpuprim::spmm_backward``. ``max`` / ``min``: each
+    output element's gradient goes to one nonzero of its row, the first (in the row's order) whose product
+    attains the extreme, or the first NaN product where the output is NaN (torch's amax splits it among ties);
+    ATen ops over the recomputed ``[nnz, F]`` products and a deterministic ``index_add`` for dense: the same
+    bits on every run, CPU == CUDA.
     """
     crow, col, values, dense = _unpack_csr(crow, col, values, dense)
     if is_validating():
