@@ -327,6 +327,7 @@ def test_max_min_gradient_deterministic(device, reduce):
 @pytest.mark.parametrize("reduce", ("max", "min"))
 @pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16), ids=str)
 def test_max_min_gradient_cuda_matches_cpu(reduce, dtype):
+    """The winners are the same nonzeros on both devices (the products are exact per element)."""
     g = torch.Generator().manual_seed(14)
     crow, col = csr_from_lengths(power_law_lengths(500, 8.0, g).tolist(), 300, g)
     values = torch.randint(-3, 4, (col.numel(),), generator=g).to(dtype)
@@ -337,8 +338,10 @@ def test_max_min_gradient_cuda_matches_cpu(reduce, dtype):
         v, d = values.to(device).requires_grad_(), dense.to(device).requires_grad_()
         gpuprim.spmm(crow.to(device), col.to(device), v, d, reduce).backward(out_grad.to(device))
         result.append((v.grad.cpu(), d.grad.cpu()))
-    assert_bitwise_equal(result[1][0], result[0][0], "values grad")
-    assert_bitwise_equal(result[1][1], result[0][1], "dense grad")
+    assert_bitwise_equal(result[1][0], result[0][0], "values grad")  # an exact sum on both devices
+    # dense: fp32 sums per column whose association may differ (CUDA's deterministic index_add chunks long runs)
+    tol = 1e-5 if dtype == torch.float32 else 1.6e-2
+    torch.testing.assert_close(result[1][1], result[0][1], rtol=tol, atol=tol)
 
 
 # ---------------------------------------------------------------- csr_transpose

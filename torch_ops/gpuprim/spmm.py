@@ -66,8 +66,8 @@ def spmm(
     through :func:`csr_transpose`; values' is the registered ``gpuprim::spmm_backward``. ``max`` / ``min``: each
     output element's gradient goes to one nonzero of its row, the first (in the row's order) whose product
     attains the extreme, or the first NaN product where the output is NaN (torch's amax splits it among ties);
-    ATen ops over the recomputed ``[nnz, F]`` products and a deterministic ``index_add`` for dense: the same
-    bits on every run, CPU == CUDA.
+    ATen ops over the recomputed ``[nnz, F]`` products, gpuprim's exact sum for values and its deterministic
+    ``index_add`` for dense: the same bits on every run (values' gradient also CPU == CUDA).
     """
     crow, col, values, dense = _unpack_csr(crow, col, values, dense)
     if is_validating():

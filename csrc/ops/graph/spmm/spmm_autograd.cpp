@@ -18,8 +18,9 @@ namespace {
 // max / min: each output element came from one nonzero of its row, the first in the row's order whose product
 // (values[k] * dense[col[k]], in the forward's fp32 / fp64) attains the row's extreme, or the first NaN product
 // where the extreme is NaN (the forward propagates NaN). The gradient flows to that nonzero only, where torch's
-// amax splits it among ties. Products are recomputed as [nnz, F]; dense's gradient sums the winners' terms per
-// column with gpuprim's deterministic index_add, so the gradient is the same bits on every run.
+// amax splits it among ties. Products are recomputed as [nnz, F]; values' gradient is gpuprim's exact sum over
+// the columns (CPU == CUDA), dense's sums the winners' terms per column with gpuprim's deterministic index_add
+// (the same bits on every run; CPU and CUDA may associate a long column's terms differently).
 std::pair<at::Tensor, at::Tensor> extreme_backward(const at::Tensor& grad, const at::Tensor& crow,
                                                    const at::Tensor& col, const at::Tensor& values,
                                                    const at::Tensor& dense, bool max, bool need_values,
@@ -53,7 +54,9 @@ std::pair<at::Tensor, at::Tensor> extreme_backward(const at::Tensor& grad, const
   const at::Tensor zero = at::zeros({}, products.options());
   // where, not a multiply by the mask: a losing term's NaN or inf must not reach the gradient.
   at::Tensor grad_values, grad_dense;
-  if (need_values) grad_values = at::where(won, upstream * gathered, zero).sum(1).to(values.scalar_type());
+  if (need_values) {  // gpuprim's exact sum: the same bits on the CPU and CUDA
+    grad_values = gpuprim::sum(at::where(won, upstream * gathered, zero), at::IntArrayRef{1}).to(values.scalar_type());
+  }
   if (need_dense) {
     const at::Tensor source = at::where(won, values.defined() ? upstream * weights : upstream, zero);
     grad_dense = gpuprim::index_add(at::zeros_symint(x.sym_sizes(), products.options()), 0, cols, source, 1,
