@@ -50,7 +50,9 @@ class MoEBlock(nn.Module):
             # No host read (torch.export, CUDA graphs): each row takes its expert's weights, found from the
             # offsets on the device. Memory R*H*F: for small layers (examples/export_aoti.py).
             rows = torch.arange(permuted.size(0), device=x.device)
-            expert = torch.searchsorted(routing.offsets[1:], rows, right=True).clamp(max=self.experts - 1)
+            # The whole offsets tensor, not offsets[1:]: Inductor's searchsorted ignores a sliced sequence's
+            # storage offset on CUDA (pytorch/pytorch#182343) and would give every row the next expert.
+            expert = (torch.searchsorted(routing.offsets, rows, right=True) - 1).clamp(max=self.experts - 1)
             hidden = torch.nn.functional.gelu(torch.bmm(permuted.unsqueeze(1), self.w1[expert]))
             expert_out = torch.bmm(hidden, self.w2[expert]).squeeze(1)
         elif use_grouped_mm:

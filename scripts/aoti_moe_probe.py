@@ -32,7 +32,7 @@ class Probe(torch.nn.Module):
         r = gpuprim.moe_route(logits, b.k, capacity=b.capacity(x.size(0)), pad_to=b.pad_to)
         permuted = gpuprim.moe_permute(h, r)
         rows = torch.arange(permuted.size(0), device=x.device)
-        expert = torch.searchsorted(r.offsets[1:], rows, right=True).clamp(max=b.experts - 1)
+        expert = (torch.searchsorted(r.offsets, rows, right=True) - 1).clamp(max=b.experts - 1)
         hidden = torch.nn.functional.gelu(torch.bmm(permuted.unsqueeze(1), b.w1[expert]))
         expert_out = torch.bmm(hidden, b.w2[expert]).squeeze(1)
         out = x + gpuprim.moe_unpermute(expert_out, r, r.gates.to(x.dtype))
