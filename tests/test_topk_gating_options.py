@@ -286,6 +286,43 @@ def test_cuda_matches_cpu_bitwise(dtype):
                         assert_bitwise_equal(torch.nan_to_num(cuda_gates.cpu()), torch.nan_to_num(cpu_gates), "gates")
 
 
+def _close_call_logits(tokens, experts, seed):
+    """Rows whose sigmoid scores sit closer together than the CUDA kernel's fast sigmoid can tell apart (steps of
+    1e-7 .. 1e-3 around a random centre, shuffled), saturated rows, quantized rows with exact ties, and ordinary
+    ones with spreads from 0.5 to 8: the exact ranking must decide every close call."""
+    g = torch.Generator().manual_seed(seed)
+    step = torch.tensor([1e-7, 1e-6, 1e-5, 1e-4, 1e-3])[torch.randint(0, 5, (tokens, 1), generator=g)]
+    centre = torch.randn(tokens, 1, generator=g) * 3
+    order = torch.rand(tokens, experts, generator=g).argsort(-1).float()
+    close = centre + step * order
+    spread = torch.tensor([0.5, 2.0, 8.0, 40.0])[torch.randint(0, 4, (tokens, 1), generator=g)]
+    ordinary = torch.randn(tokens, experts, generator=g) * spread
+    kind = torch.randint(0, 3, (tokens, 1), generator=g)
+    logits = torch.where(kind == 0, close, ordinary)
+    return torch.where(kind == 1, (logits * 4).round() / 4, logits)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("experts,groups,k", [(256, (8, 4), 8), (64, (8, 3), 6), (512, (8, 4), 8), (1024, (32, 4), 8),
+                                              (256, (1, 1), 8), (256, (8, 8), 8)])
+@pytest.mark.parametrize("bias_scale", [0.0, 0.01, 1.0, 30.0])
+def test_cuda_close_calls_match_cpu_bitwise(experts, groups, k, bias_scale):
+    """The group-limited sigmoid router on CUDA ranks by a fast sigmoid and re-ranks exactly every token with a
+    close call: the choices and gates must still be the CPU's, bit for bit, for near ties of every size."""
+    logits = _close_call_logits(6000, experts, experts + int(bias_scale))
+    bias = _bias(experts, 5, bias_scale) if bias_scale else None
+    for dtype in DTYPES:
+        x = logits.to(dtype)
+        options = dict(score="sigmoid", renormalize=True, bias=bias, num_groups=groups[0], topk_groups=groups[1],
+                       scaling=2.5)
+        cpu_gates, cpu_ids = _call(x, k, **options)
+        cuda_gates, cuda_ids = _call(x.cuda(), k, **{n: (v.cuda() if isinstance(v, torch.Tensor) else v)
+                                                     for n, v in options.items()})
+        wrong = (cuda_ids.cpu() != cpu_ids).any(-1).nonzero().flatten()
+        assert wrong.numel() == 0, f"{dtype}: {wrong.numel()} tokens differ, first {wrong[:5].tolist()}"
+        assert_bitwise_equal(cuda_gates.cpu(), cpu_gates, f"gates {dtype}")
+
+
 @pytest.mark.gpu
 def test_cuda_beyond_the_fused_kernel():
     logits = torch.randn(50, 2000, device="cuda")

@@ -63,5 +63,22 @@ __device__ __forceinline__ float max(float value) {
   return value;
 }
 
+// The warp's largest / smallest unsigned value on every lane: one redux instruction on sm_80 and later.
+__device__ __forceinline__ uint32_t max_u32(uint32_t value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(kFullMask, value);
+#else
+  return group_max<32>(value);
+#endif
+}
+
+__device__ __forceinline__ uint32_t min_u32(uint32_t value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_min_sync(kFullMask, value);
+#else
+  return ~group_max<32>(~value);
+#endif
+}
+
 }  // namespace warp
 }  // namespace gpuprim

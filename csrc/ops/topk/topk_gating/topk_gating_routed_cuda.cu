@@ -5,12 +5,14 @@
 // each group's score (the top-2 keys of its experts merged across the warp) and the topk_groups best groups
 // (ranked like experts: group g is lane g % 32's item g / 32), then k rounds of a warp-wide argmax over the
 // experts of the kept groups, and the gates from the picks in rank order, as topk_gating_routed_cpu.cpp.
-// Sigmoid routers whose groups are whole lanes take lane_group_gating_kernel (consecutive experts per lane).
+// Sigmoid routers whose groups are whole lanes take lane_group_gating_kernel (consecutive experts per lane), which
+// ranks by a fast sigmoid and falls back to the exact selection for tokens with a close call (screened_selection.cuh).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 
+#include "ops/topk/topk_gating/screened_selection.cuh"
 #include "ops/topk/topk_gating/topk_gating_launch.h"
 #include "prim/device/topk_rows/warp_rows.cuh"
 #include "prim/util/cuda_check.h"
@@ -28,6 +30,7 @@ constexpr int kWarp = kWarpSize;
 static_assert(gating::kLanes == kWarpSize, "the softmax denominator's partial sums are a warp's lanes");
 constexpr int kTokensPerBlock = 8;
 constexpr int kMaxItems = int(kGatingRoutedMaxExperts / kWarpSize);
+constexpr int kLaneGroupMinBlocks = 5;  // lane-group kernel blocks an SM keeps up to 8 experts a lane (48 registers)
 
 // Logit loads, exactly as the CPU's conversions to float.
 template <DType kType>
@@ -232,12 +235,68 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
   }
 }
 
+// The exact group-limited sigmoid selection of one token (the CPU's bits), for the tokens whose screened selection
+// had a close call: returns, on lane r < k, the expert of rank r.
+template <int kItems>
+__device__ __forceinline__ uint32_t exact_selection(const float (&values)[kItems], const float (&bias)[kItems],
+                                                    bool present, int lane, int first, int my_group,
+                                                    int lanes_per_group, int k, const GatingRoute& route) {
+  uint32_t keys[kItems] = {};
+  uint32_t top_first = 0, top_second = 0;
+  if (present) {
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const float s = gating::sigmoid_fp32(values[j]);
+      keys[j] = gating::logit_key(route.bias != nullptr ? __fadd_rn(s, bias[j]) : s);
+      gating::keep_top2(keys[j], top_first, top_second);
+    }
+  }
+  for (int offset = 1; offset < lanes_per_group; offset *= 2) {  // inside the aligned lanes of the group
+    const uint32_t other_first = __shfl_xor_sync(kFullMask, top_first, offset);
+    const uint32_t other_second = __shfl_xor_sync(kFullMask, top_second, offset);
+    gating::keep_top2(other_first, top_first, top_second);
+    gating::keep_top2(other_second, top_first, top_second);
+  }
+  const uint32_t group_key = gating::logit_key(gating::top2_sum(top_first, top_second));
+  int better_groups = 0;  // groups ranked above this lane's (ties: the lower group first)
+  for (int g = 0; g < route.num_groups; ++g) {
+    const uint32_t other = __shfl_sync(kFullMask, group_key, g * lanes_per_group);
+    better_groups += (other > group_key || (other == group_key && g < my_group)) ? 1 : 0;
+  }
+  uint32_t alive = present && better_groups < route.topk_groups ? uint32_t((uint64_t(1) << kItems) - 1) : 0u;
+  const auto best_of_lane = [&](uint32_t& best_key, uint32_t& best_expert) {  // lower j wins ties
+    best_key = 0;
+    best_expert = topk_rows::kNoPosition;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      if (((alive >> j) & 1u) && (best_expert == topk_rows::kNoPosition || keys[j] > best_key)) {
+        best_key = keys[j];
+        best_expert = uint32_t(first + j);
+      }
+    }
+  };
+  uint32_t best_key, best_expert;
+  best_of_lane(best_key, best_expert);
+  uint32_t my_expert = 0;  // lane r: the expert of rank r (r < k)
+  for (int rank = 0; rank < k; ++rank) {
+    uint32_t key = best_key, expert = best_expert;
+    warp::best(key, expert);
+    if (lane == rank) my_expert = expert;
+    if (int(expert / kItems) == lane) {
+      alive &= ~(1u << (expert % kItems));
+      best_of_lane(best_key, best_expert);
+    }
+  }
+  return my_expert;
+}
+
 // The sigmoid router with groups of whole lanes (DeepSeek-V3's 256 experts in 8 groups): lane l holds the
 // kItems consecutive experts l * kItems + j, so a group is an aligned power-of-two set of lanes and its top-2
 // merge takes log2(lanes per group) shuffles; each lane then ranks its group among all groups (one shuffle per
-// group) instead of topk_groups argmax rounds. The same selection and gates as the kernel above.
+// group) instead of topk_groups argmax rounds. The selection is screened (screen::select), and exact_selection
+// ranks the tokens it cannot decide: the same selection and gates as the kernel above.
 template <DType kType, int kItems, bool kVector>
-__global__ void __launch_bounds__(kWarp* kTokensPerBlock)
+__global__ void __launch_bounds__(kWarp* kTokensPerBlock, kItems <= 8 ? kLaneGroupMinBlocks : 1)
     lane_group_gating_kernel(const void* __restrict__ logits, int64_t tokens, int experts, int k, bool renormalize,
                              GatingRoute route, int lanes_per_group, void* __restrict__ gates,
                              int64_t* __restrict__ expert_ids) {
@@ -250,57 +309,20 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
 #pragma unroll
     for (int j = 0; j < kItems; ++j) bias[j] = route.bias[first + j];
   }
+  float max_abs_bias = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) max_abs_bias = fmaxf(max_abs_bias, fabsf(bias[j]));
+  const screen::Bounds bounds = screen::bounds_for<kItems>(warp::max(max_abs_bias));
   const int64_t warps = int64_t(gridDim.x) * kTokensPerBlock;
   for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens;
        token += warps) {  // uniform across the warp
     const int64_t row = token * experts;
-    uint32_t keys[kItems] = {};
-    uint32_t top_first = 0, top_second = 0;
-    if (present) {
-      float values[kItems];
-      load_lane_logits<kType, kItems, kVector>(logits, row + first, values);
-#pragma unroll
-      for (int j = 0; j < kItems; ++j) {
-        const float s = gating::sigmoid_fp32(values[j]);
-        keys[j] = gating::logit_key(route.bias != nullptr ? __fadd_rn(s, bias[j]) : s);
-        gating::keep_top2(keys[j], top_first, top_second);
-      }
-    }
-    for (int offset = 1; offset < lanes_per_group; offset *= 2) {  // inside the aligned lanes of the group
-      const uint32_t other_first = __shfl_xor_sync(kFullMask, top_first, offset);
-      const uint32_t other_second = __shfl_xor_sync(kFullMask, top_second, offset);
-      gating::keep_top2(other_first, top_first, top_second);
-      gating::keep_top2(other_second, top_first, top_second);
-    }
-    const uint32_t group_key = gating::logit_key(gating::top2_sum(top_first, top_second));
-    int better_groups = 0;  // groups ranked above this lane's (ties: the lower group first)
-    for (int g = 0; g < route.num_groups; ++g) {
-      const uint32_t other = __shfl_sync(kFullMask, group_key, g * lanes_per_group);
-      better_groups += (other > group_key || (other == group_key && g < my_group)) ? 1 : 0;
-    }
-    uint32_t alive = present && better_groups < route.topk_groups ? uint32_t((uint64_t(1) << kItems) - 1) : 0u;
-    const auto best_of_lane = [&](uint32_t& best_key, uint32_t& best_expert) {  // lower j wins ties
-      best_key = 0;
-      best_expert = topk_rows::kNoPosition;
-#pragma unroll
-      for (int j = 0; j < kItems; ++j) {
-        if (((alive >> j) & 1u) && (best_expert == topk_rows::kNoPosition || keys[j] > best_key)) {
-          best_key = keys[j];
-          best_expert = uint32_t(first + j);
-        }
-      }
-    };
-    uint32_t best_key, best_expert;
-    best_of_lane(best_key, best_expert);
+    float values[kItems] = {};
+    if (present) load_lane_logits<kType, kItems, kVector>(logits, row + first, values);
     uint32_t my_expert = 0;  // lane r: the expert of rank r (r < k)
-    for (int rank = 0; rank < k; ++rank) {
-      uint32_t key = best_key, expert = best_expert;
-      warp::best(key, expert);
-      if (lane == rank) my_expert = expert;
-      if (int(expert / kItems) == lane) {
-        alive &= ~(1u << (expert % kItems));
-        best_of_lane(best_key, best_expert);
-      }
+    if (!screen::select<kItems>(values, bias, present, lane, first, lanes_per_group, route.num_groups,
+                                route.topk_groups, k, bounds, my_expert)) {
+      my_expert = exact_selection<kItems>(values, bias, present, lane, first, my_group, lanes_per_group, k, route);
     }
     write_gates<kType>(logits, row, token, k, lane, my_expert, Score::kSigmoid, renormalize, 0.0f, 1.0f, route, gates,
                        expert_ids);
