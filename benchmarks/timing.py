@@ -108,22 +108,26 @@ def bench(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25, flush_l2
     return _summarize([start.elapsed_time(end) for start, end in zip(starts, ends)])
 
 
-def wall_time(fn, calls: int = 200, warmup: int = 20) -> dict:
-    """Per-call time of fn() called back to back, between CUDA events around each Python call: the launches' host
-    time counts whenever the GPU waits for it (the other rows flush L2 before each call, which hides it)."""
+def wall_time(fn, calls: int = 200, warmup: int = 20, batch: int = 20) -> dict:
+    """Per-call time of fn() called back to back, host work included: CUDA events around each batch of `batch`
+    calls, divided by the batch (an event pair around every call would add its own host time to each call). The
+    launches' host time counts whenever the GPU waits for it (the other rows flush L2 before each call, which
+    hides it). The summary is over the batches."""
     if DEVICE != "cuda":
         return bench(fn, warmup=warmup, reps=calls, flush_l2=False)
     for _ in range(warmup):
         fn()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    batches = max(1, calls // batch)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(batches)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(batches)]
     torch.cuda.synchronize()
     for start, end in zip(starts, ends):
         start.record()
-        fn()
+        for _ in range(batch):
+            fn()
         end.record()
     torch.cuda.synchronize()
-    return _summarize([start.elapsed_time(end) for start, end in zip(starts, ends)])
+    return _summarize([start.elapsed_time(end) / batch for start, end in zip(starts, ends)])
 
 
 def _bench_wall_clock(fn: Callable[[], object], *, warmup: int, reps: int) -> Dict[str, float]:
