@@ -13,9 +13,10 @@ reference route; unpermute >= 5x the reference and >= 75% of copy bandwidth (the
 copy of the same bytes, which for the small shapes is itself well below the large-copy bandwidth; read_input_bytes
 times a torch.sum over the bytes unpermute reads, with no writes); forward + backward >= 3x (eager and compiled).
 The route_wall rows time the whole route call as a model step pays it, host work included: 200 calls back to back,
-CUDA events around each batch of 20 Python calls (timing.wall_time), no L2 flush or sync between calls (gpuprim.moe_route against the reference's
-softmax, topk, renormalize, argsort, bincount and cumsum). Targets: <= 30 us at T1024 E512 k8, >= 10x the
-reference at every shape. Cases using gpuprim.moe_route need topk_gating's kernels (an error row without them).
+CUDA events around each batch of 20 Python calls (timing.wall_time), no L2 flush or sync between calls
+(gpuprim.moe_route against the reference's softmax, topk, renormalize, argsort, bincount and cumsum). Targets:
+<= 30 us at T1024 E512 k8, >= 10x the reference at every shape. Cases using gpuprim.moe_route need topk_gating's
+kernels (an error row without them).
 """
 from __future__ import annotations
 

@@ -12,8 +12,9 @@ descending frequency); all ids equal; and for embedding_bag a batch holding one 
   backward on the 10M table.
 - skew_index_add: gpuprim's deterministic index_add against torch's index_add_ (default, and deterministic).
 - skew_topk / skew_topk_gating: whole-call time of 200 calls back to back (CUDA events around each batch
-  of 20 Python calls, host included, no L2 flush) for LLM decode sampling and MoE gating shapes; host_us is the host's time to issue
-  one call (the GPU is not waited for), so host_us close to the whole-call time means the call is host bound.
+  of 20 Python calls, host included, no L2 flush) for LLM decode sampling and MoE gating shapes; host_us is
+  the host's time to issue one call (the GPU is not waited for), so host_us close to the whole-call time means
+  the call is host bound.
 Each op writes DIR/skew_<op>.json and a plot of its ratios against torch, DIR/skew_<op>.png; DIR/skew.json holds
 every row for run_all's summary. A text progress bar goes to stderr.
 """
