@@ -304,12 +304,12 @@ def _close_call_logits(tokens, experts, seed):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("experts,groups,k", [(256, (8, 4), 8), (64, (8, 3), 6), (512, (8, 4), 8), (1024, (32, 4), 8),
-                                              (256, (1, 1), 8), (256, (8, 8), 8)])
+                                              (256, (1, 1), 8), (256, (8, 8), 8), (256, (8, 4), 20)])
 @pytest.mark.parametrize("bias_scale", [0.0, 0.01, 1.0, 30.0])
 def test_cuda_close_calls_match_cpu_bitwise(experts, groups, k, bias_scale):
     """The group-limited sigmoid router on CUDA ranks by a fast sigmoid and re-ranks exactly every token with a
     close call: the choices and gates must still be the CPU's, bit for bit, for near ties of every size."""
-    logits = _close_call_logits(6000, experts, experts + int(bias_scale))
+    logits = _close_call_logits(6001, experts, experts + int(bias_scale))
     bias = _bias(experts, 5, bias_scale) if bias_scale else None
     for dtype in DTYPES:
         x = logits.to(dtype)
