@@ -39,8 +39,8 @@ constexpr int log2_of(int power_of_two) { return power_of_two > 1 ? 1 + log2_of(
 // The ranking word's layout for lanes of kItems experts.
 template <int kItems>
 struct Word {
-  static constexpr int kIndexBits = 5 + log2_of(kItems);               // experts < 32 * kItems
-  static constexpr int kScaleLog2 = 32 - kIndexBits - 2;               // 4 units of distance in the step field
+  static constexpr int kIndexBits = 5 + log2_of(kItems);  // experts < 32 * kItems
+  static constexpr int kScaleLog2 = 32 - kIndexBits - 2;  // 4 units of distance in the step field
   static constexpr uint32_t kIndexMask = (1u << kIndexBits) - 1u;
   static constexpr uint32_t kStepField = (1u << (32 - kIndexBits)) - 1u;  // steps <= kStepField - 1: words > 0
 };
@@ -98,8 +98,8 @@ __device__ __forceinline__ void sort_descending(uint32_t (&words)[kItems]) {
 // is an aligned set of lanes_per_group lanes. On success lane r < k holds the expert of rank r in my_expert.
 template <int kItems>
 __device__ __forceinline__ bool select(const float (&logits)[kItems], const float (&bias)[kItems], bool present,
-                                      int lane, int first_expert, int lanes_per_group, int num_groups,
-                                      int topk_groups, int k, const Bounds& bounds, uint32_t& my_expert) {
+                                       int lane, int first_expert, int lanes_per_group, int num_groups, int topk_groups,
+                                       int k, const Bounds& bounds, uint32_t& my_expert) {
   constexpr int kIndexBits = Word<kItems>::kIndexBits;
   constexpr int kScaleLog2 = Word<kItems>::kScaleLog2;
   constexpr uint32_t kIndexMask = Word<kItems>::kIndexMask;
@@ -136,16 +136,16 @@ __device__ __forceinline__ bool select(const float (&logits)[kItems], const floa
     const float weakest = gating::key_value(warp::min_u32(kept ? gating::logit_key(group_score) : 0xFFFFFFFFu));
     const float strongest = gating::key_value(warp::max_u32(present && !kept ? gating::logit_key(group_score) : 0u));
     // a group score is a sum of two keys (2 key errors) rounded once (at most one more)
-    const float margin = __fadd_rn(__fmul_rn(6.0f, bounds.key_error),
-                                   __fmul_rn(__fadd_rn(fabsf(weakest), fabsf(strongest)), 0x1p-21f));
+    const float margin =
+        __fadd_rn(__fmul_rn(6.0f, bounds.key_error), __fmul_rn(__fadd_rn(fabsf(weakest), fabsf(strongest)), 0x1p-21f));
     if (!(__fsub_rn(weakest, strongest) > margin)) return false;
   }
   const float best = gating::key_value(warp::max_u32(present ? gating::logit_key(first) : 0u));
   uint32_t words[kItems];
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
-    const uint32_t steps = ::min(__float2uint_rd(__fmul_rn(__fsub_rn(best, keys[j]), float(1 << kScaleLog2))),
-                                 kStepField - 1u);
+    const uint32_t steps =
+        ::min(__float2uint_rd(__fmul_rn(__fsub_rn(best, keys[j]), float(1 << kScaleLog2))), kStepField - 1u);
     words[j] = kept ? ((kStepField - steps) << kIndexBits) | (kIndexMask - uint32_t(first_expert + j)) : 0u;
   }
   sort_descending(words);
