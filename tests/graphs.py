@@ -107,27 +107,26 @@ def bfs_reference(crow: torch.Tensor, col: torch.Tensor, sources, max_depth: Opt
 
 
 def _has_edges(crow: torch.Tensor, col: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
-    """Whether each edge src -> dst is in the CSR graph: a binary search in each source's row when every row's
-    columns are sorted (no copy of the edge list, which a scale-26 graph cannot afford), else a sort of edge keys."""
+    """Whether each edge src -> dst is in the CSR graph: a binary search in each source's row (no copy of the edge
+    list, which a scale-26 graph cannot afford; rows whose columns are unsorted are sorted first)."""
     n = crow.numel() - 1
+    if col.numel() == 0:
+        return torch.zeros_like(dst, dtype=torch.bool)
     row_starts = torch.zeros(col.numel(), dtype=torch.bool, device=col.device)
     row_starts[crow[:-1][crow[:-1] < col.numel()]] = True
-    rows_sorted = col.numel() < 2 or bool(((col[1:] >= col[:-1]) | row_starts[1:]).all())
-    del row_starts
-    if not rows_sorted:
+    if col.numel() > 1 and not bool(((col[1:] >= col[:-1]) | row_starts[1:]).all()):
         rows = torch.repeat_interleave(torch.arange(n, device=col.device), crow[1:] - crow[:-1])
-        keys = torch.sort(rows * n + col).values
-        at = torch.searchsorted(keys, src * n + dst).clamp(max=max(keys.numel() - 1, 0))
-        return keys[at] == src * n + dst if keys.numel() else torch.zeros_like(dst, dtype=torch.bool)
+        col = torch.sort(rows * n + col).values.remainder_(n)  # rows stay where crow says
+    del row_starts
+    last = col.numel() - 1
     lo, hi = crow[src], crow[src + 1]  # the first column >= dst in [lo, hi)
     while bool((lo < hi).any()):
         mid = (lo + hi) // 2
         active = lo < hi
-        below = col[mid.clamp(max=max(col.numel() - 1, 0))] < dst
+        below = col[mid.clamp(max=last)] < dst
         lo = torch.where(active & below, mid + 1, lo)
         hi = torch.where(active & ~below, mid, hi)
-    found = lo < crow[src + 1]
-    return found & (col[lo.clamp(max=max(col.numel() - 1, 0))] == dst)
+    return (lo < crow[src + 1]) & (col[lo.clamp(max=last)] == dst)
 
 
 def validate_bfs(crow: torch.Tensor, col: torch.Tensor, sources, dist: torch.Tensor, parent: torch.Tensor,
