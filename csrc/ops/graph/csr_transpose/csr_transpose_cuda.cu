@@ -7,6 +7,7 @@
 #include "ops/graph/csr_transpose/csr_transpose_launch.h"
 #include "prim/device/merge_path/csr_check.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
+#include "prim/device/segmented_reduce/index_keys.cuh"
 #include "prim/util/cuda_check.h"
 #include "prim/util/dispatch.h"
 #include "prim/util/launch.h"
@@ -15,20 +16,6 @@ namespace gpuprim {
 namespace {
 
 constexpr int kThreads = kBlockThreads;
-
-// keys = col (bad entries: cols, sorted past every valid one), positions = 0..nnz-1.
-template <typename I, typename Key>
-__global__ void __launch_bounds__(kThreads) keys_kernel(const I* __restrict__ col, int64_t nnz, int64_t cols,
-                                                        InputCheck col_check, Key* __restrict__ keys,
-                                                        int64_t* __restrict__ positions) {
-  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz; k += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = static_cast<int64_t>(col[k]);
-    const bool valid = c >= 0 && c < cols;
-    if (!valid) record_input_error(col_check, k, c);
-    keys[k] = static_cast<Key>(valid ? c : cols);
-    positions[k] = k;
-  }
-}
 
 // crow_t[c] = the number of sorted keys below c; also checks crow.
 template <typename I, typename Key>
@@ -70,8 +57,9 @@ void run(const I* crow, const I* col, int64_t rows, int64_t cols, int64_t nnz, c
     positions[b] = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * std::max<int64_t>(nnz, 1)));
   }
   if (nnz > 0) {
-    keys_kernel<I, Key><<<grid_for(nnz, kThreads), kThreads, 0, stream>>>(col, nnz, cols, col_check, keys[0],
-                                                                          positions[0]);
+    // keys = col (bad entries: cols, sorted past every valid one), positions = 0..nnz-1.
+    segmented::make_keys_kernel<I, Key, int64_t><<<grid_for(nnz, kBlockThreads), kBlockThreads, 0, stream>>>(
+        col, nnz, cols, segmented::IndexErrors{col_check, nullptr}, keys[0], positions[0]);
     GPUPRIM_LAUNCH_CHECK();
   }
   const int out = nnz > 0 ? radix_sort::sort_pairs<Key, int64_t>(keys, positions, nnz,

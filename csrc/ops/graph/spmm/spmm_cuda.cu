@@ -75,6 +75,22 @@ __device__ __forceinline__ void store_row(T* out, const typename AccOf<T>::type 
   store_vec<Vec>(out, y);
 }
 
+// Every (tile, column) work item of the grid, a group of layout.group lanes a tile, Vec columns a lane:
+// body(tile, column, first, last) with the tile's merge-path bounds; no barriers or shuffles inside.
+template <int Vec, typename Body>
+__device__ __forceinline__ void for_each_tile_column(const Coord* __restrict__ coords, int64_t tiles,
+                                                     const Layout& layout, int64_t features, Body&& body) {
+  const int lane = threadIdx.x % layout.group;
+  const int64_t groups = int64_t(gridDim.x) * (kThreads / layout.group);
+  for (int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / layout.group; w < tiles * layout.col_tiles;
+       w += groups) {
+    const int64_t column = ((w % layout.col_tiles) * layout.group + lane) * Vec;
+    if (column >= features) continue;
+    const int64_t tile = w / layout.col_tiles;
+    body(tile, column, coords[tile], coords[tile + 1]);
+  }
+}
+
 template <typename I>
 __global__ void __launch_bounds__(kThreads) coords_kernel(const I* __restrict__ crow, SpmmShape shape,
                                                           int64_t items, int64_t tiles, InputCheck crow_check,
@@ -98,14 +114,8 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(const I* __restrict__ cr
                                                         InputCheck col_check, T* __restrict__ out,
                                                         typename AccOf<T>::type* __restrict__ carries) {
   using Acc = typename AccOf<T>::type;
-  const int lane = threadIdx.x % layout.group;
-  const int64_t groups = int64_t(gridDim.x) * (kThreads / layout.group);
-  for (int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / layout.group; w < tiles * layout.col_tiles;
-       w += groups) {
-    const int64_t tile = w / layout.col_tiles;
-    const int64_t column = ((w % layout.col_tiles) * layout.group + lane) * Vec;
-    if (column >= shape.features) continue;  // no barriers or shuffles here
-    const Coord first = coords[tile], last = coords[tile + 1];
+  for_each_tile_column<Vec>(coords, tiles, layout, shape.features, [&](int64_t tile, int64_t column, Coord first,
+                                                                       Coord last) {
     int64_t j = first.nz;
     for (int64_t r = first.row; r <= last.row && r < shape.rows; ++r) {
       const bool ends = r < last.row;
@@ -127,7 +137,7 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(const I* __restrict__ cr
       }
       j = end;
     }
-  }
+  });
 }
 
 template <typename T, typename I, Reduce R, int Vec>
@@ -139,18 +149,12 @@ __global__ void __launch_bounds__(kThreads) fixup_kernel(const I* __restrict__ c
                                                          const typename AccOf<T>::type* __restrict__ carries,
                                                          T* __restrict__ out) {
   using Acc = typename AccOf<T>::type;
-  const int lane = threadIdx.x % layout.group;
-  const int64_t groups = int64_t(gridDim.x) * (kThreads / layout.group);
-  for (int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / layout.group; w < tiles * layout.col_tiles;
-       w += groups) {
-    const int64_t tile = w / layout.col_tiles;
-    const int64_t column = ((w % layout.col_tiles) * layout.group + lane) * Vec;
-    if (column >= shape.features) continue;
-    const Coord first = coords[tile], last = coords[tile + 1];
+  for_each_tile_column<Vec>(coords, tiles, layout, shape.features, [&](int64_t tile, int64_t column, Coord first,
+                                                                       Coord last) {
     const int64_t r = first.row;
-    if (r >= last.row || r >= shape.rows) continue;  // the tile ends no row
+    if (r >= last.row || r >= shape.rows) return;  // the tile ends no row
     const int64_t row_begin = merge_path::clamped_offset(crow, r, shape.nnz);
-    if (first.nz <= row_begin) continue;  // the row began in this tile: stored by tile_kernel
+    if (first.nz <= row_begin) return;  // the row began in this tile: stored by tile_kernel
     // The tiles s .. tile-1 that end inside row r: s is the first tile whose end row is r (binary search: a
     // row of millions of nonzeros spans many tiles).
     int64_t lo = 1, hi = tile;
@@ -184,7 +188,7 @@ __global__ void __launch_bounds__(kThreads) fixup_kernel(const I* __restrict__ c
       for (int v = 0; v < Vec; ++v) total[v] = Acc(0);
     }
     store_row<T, Vec>(out + r * shape.features + column, total, end - row_begin, mean);
-  }
+  });
 }
 
 // Widest load (16 bytes at most) that divides the row length and suits both row pointers; only 1 or the
