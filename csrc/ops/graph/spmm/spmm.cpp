@@ -53,6 +53,8 @@ Reduce spmm_backward_check(const at::Tensor& grad, const at::Tensor& crow, const
                     c10::str("of the forward output's shape ", c10::SymIntArrayRef(sizes)), grad.sym_sizes());
   GPUPRIM_CHECK_DTYPE(grad.scalar_type() == dense.scalar_type(), "spmm_backward", "grad",
                       c10::str("of dense's dtype ", dense.scalar_type()), grad.scalar_type());
+  GPUPRIM_CHECK_ARG(op == Reduce::kSum || op == Reduce::kMean, "spmm_backward", "reduce", "'sum' or 'mean'",
+                    "'" + std::string(reduce) + "'");
   return op;
 }
 
