@@ -12,11 +12,10 @@
 namespace gpuprim {
 namespace {
 
+// deterministic: always the smallest parent (the reference).
 std::tuple<at::Tensor, at::Tensor> bfs_cpu(const at::Tensor& crow, const at::Tensor& col, const at::Tensor& sources,
                                            std::optional<int64_t> max_depth, c10::string_view direction,
-                                           bool symmetric, std::optional<bool> deterministic) {
-  (void)symmetric;
-  (void)deterministic;  // always the smallest parent: the reference
+                                           bool /*symmetric*/, std::optional<bool> /*deterministic*/) {
   const BfsArgs args = bfs_check(crow, col, sources, max_depth, direction);
   auto [distance, parent] = bfs_outputs(crow);
   const at::Tensor crow64 = crow.to(at::kLong).contiguous(), col64 = col.to(at::kLong).contiguous();
