@@ -5,6 +5,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -17,9 +18,7 @@ class CompactFunction : public torch::autograd::Function<CompactFunction> {
     at::AutoDispatchBelowADInplaceOrView guard;
     auto [out, count] = gpuprim::compact(x, mask, fill_value);
     ctx->save_for_backward({mask});
-    ctx->mark_non_differentiable({count});
-    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
-    return {out, count};
+    return with_integer_outputs(ctx, {out}, {count});
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -37,8 +36,7 @@ class CompactFunction : public torch::autograd::Function<CompactFunction> {
 
 std::tuple<at::Tensor, at::Tensor> compact_autograd(const at::Tensor& x, const at::Tensor& mask,
                                                     const std::optional<at::Scalar>& fill_value) {
-  auto outputs = CompactFunction::apply(x, mask, fill_value);
-  return {outputs[0], outputs[1]};
+  return as_tuple<2>(CompactFunction::apply(x, mask, fill_value));
 }
 
 }  // namespace

@@ -129,6 +129,19 @@ c10::SymInt embedding_bag_num_bags(const at::Tensor& indices, const std::optiona
   return include_last_offset ? offsets->sym_size(0) - 1 : offsets->sym_size(0);
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_outputs(const at::Tensor& weight,
+                                                                     const at::Tensor& indices,
+                                                                     const std::optional<at::Tensor>& offsets,
+                                                                     bool include_last_offset, EmbeddingBagMode mode) {
+  const c10::SymInt bags = embedding_bag_num_bags(indices, offsets, include_last_offset);
+  const auto long_options = indices.options().dtype(at::kLong);
+  at::Tensor out = at::empty_symint({bags, weight.sym_size(1)}, weight.options());
+  at::Tensor bag_size = at::empty_symint({bags}, long_options);
+  at::Tensor max_indices = mode == EmbeddingBagMode::kMax ? at::empty_symint({bags, weight.sym_size(1)}, long_options)
+                                                          : at::empty({0}, long_options);
+  return {out, bag_size, max_indices};
+}
+
 at::Tensor embedding_bag_bounds(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
                                 bool include_last_offset) {
   const auto options = indices.options().dtype(at::kLong);

@@ -36,6 +36,13 @@ EmbeddingBagArgs embedding_bag_backward_check(const at::Tensor& grad, const at::
 c10::SymInt embedding_bag_num_bags(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
                                    bool include_last_offset);
 
+// The forward's empty outputs (SymInt-safe): out [bags, embedding_dim] of weight's dtype, bag_size [bags] and
+// max_indices ([bags, embedding_dim] for mode max, else [0]) int64.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_outputs(const at::Tensor& weight,
+                                                                     const at::Tensor& indices,
+                                                                     const std::optional<at::Tensor>& offsets,
+                                                                     bool include_last_offset, EmbeddingBagMode mode);
+
 // int64 [bags + 1] bag bounds on indices' device (no sync): offsets followed by len(indices), or offsets as
 // given with include_last_offset, or multiples of the row length for 2-D indices.
 at::Tensor embedding_bag_bounds(const at::Tensor& indices, const std::optional<at::Tensor>& offsets,

@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -34,9 +35,7 @@ class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFuncti
     // weight is needed only for the gradient of per_sample_weights (and for its shape and dtype).
     ctx->save_for_backward({weight, indices, offsets.value_or(at::Tensor()), bag_size, max_indices,
                             per_sample_weights.value_or(at::Tensor())});
-    ctx->mark_non_differentiable({bag_size, max_indices});
-    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
-    return {out, bag_size, max_indices};
+    return with_integer_outputs(ctx, {out}, {bag_size, max_indices});
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -68,9 +67,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_autograd(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
     bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
-  auto outs = EmbeddingBagFunction::apply(weight, indices, offsets, mode, per_sample_weights, padding_idx,
-                                          include_last_offset, sparse, scale_grad_by_freq);
-  return {outs[0], outs[1], outs[2]};
+  return as_tuple<3>(EmbeddingBagFunction::apply(weight, indices, offsets, mode, per_sample_weights, padding_idx,
+                                                 include_last_offset, sparse, scale_grad_by_freq));
 }
 
 }  // namespace

@@ -159,13 +159,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_cpu(
     bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   const EmbeddingBagArgs args = embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx,
                                                     include_last_offset, sparse, scale_grad_by_freq);
-  const int64_t bags = embedding_bag_num_bags(indices, offsets, include_last_offset).expect_int();
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1);
   const bool max = args.mode == EmbeddingBagMode::kMax;
-  at::Tensor out = at::empty({bags, w.size(1)}, w.options());
-  at::Tensor bag_size = at::empty({bags}, indices.options().dtype(at::kLong));
-  at::Tensor max_indices = at::empty(max ? std::vector<int64_t>{bags, w.size(1)} : std::vector<int64_t>{0},
-                                     indices.options().dtype(at::kLong));
+  at::Tensor out, bag_size, max_indices;
+  std::tie(out, bag_size, max_indices) =
+      embedding_bag_outputs(weight, indices, offsets, include_last_offset, args.mode);
+  const int64_t bags = out.size(0);
   if (bags == 0) return {out, bag_size, max_indices};
   const std::vector<int64_t> bounds = to_host(embedding_bag_bounds(indices, offsets, include_last_offset));
   embedding_bag_check_data(indices, bounds, w.size(0), offsets.has_value(), include_last_offset,

@@ -6,10 +6,7 @@
 #include "prim/util/workspace.h"
 #include "prim/device/segmented_reduce/segment_offsets.h"
 #include "prim/util/input_error.cuh"
-
-// cudaStream_t exactly as CUDA's driver_types.h declares it (the CPU kernels include this header too).
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "prim/util/stream.h"
 
 namespace gpuprim {
 

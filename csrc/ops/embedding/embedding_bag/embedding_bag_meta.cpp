@@ -12,14 +12,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_meta(
     bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
   const EmbeddingBagArgs args = embedding_bag_check(weight, indices, offsets, mode, per_sample_weights, padding_idx,
                                                     include_last_offset, sparse, scale_grad_by_freq);
-  const c10::SymInt bags = embedding_bag_num_bags(indices, offsets, include_last_offset);
-  const auto long_options = indices.options().dtype(at::kLong);
-  at::Tensor out = at::empty_symint({bags, weight.sym_size(1)}, weight.options());
-  at::Tensor bag_size = at::empty_symint({bags}, long_options);
-  at::Tensor max_indices = args.mode == EmbeddingBagMode::kMax
-                               ? at::empty_symint({bags, weight.sym_size(1)}, long_options)
-                               : at::empty({0}, long_options);
-  return {out, bag_size, max_indices};
+  return embedding_bag_outputs(weight, indices, offsets, include_last_offset, args.mode);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backward_meta(

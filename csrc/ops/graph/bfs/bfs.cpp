@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/torch_utils.h"
+#include "ops/graph/csr_checks.h"
 
 namespace gpuprim {
 
@@ -19,13 +20,7 @@ BfsArgs bfs_check(const at::Tensor& crow, const at::Tensor& col, const at::Tenso
     GPUPRIM_CHECK_ARG(direction == "auto", "bfs", "direction", "one of 'auto', 'top_down', 'bottom_up'",
                       "'" + std::string(direction) + "'");
   }
-  GPUPRIM_CHECK_ARG(crow.dim() == 1, "bfs", "crow", "1-D", std::to_string(crow.dim()) + "-D tensor");
-  GPUPRIM_CHECK_ARG(col.dim() == 1, "bfs", "col", "1-D", std::to_string(col.dim()) + "-D tensor");
-  GPUPRIM_CHECK_DTYPE(crow.scalar_type() == at::kInt || crow.scalar_type() == at::kLong, "bfs", "crow",
-                      "an int32 or int64 tensor", crow.scalar_type());
-  GPUPRIM_CHECK_DTYPE(col.scalar_type() == crow.scalar_type(), "bfs", "col",
-                      c10::str("of crow's dtype ", crow.scalar_type()), col.scalar_type());
-  GPUPRIM_CHECK_ARG(crow.sym_size(0) >= 1, "bfs", "crow", "of length vertices + 1 >= 1", crow.sym_size(0));
+  check_csr_arguments("bfs", crow, col, "vertices");
   GPUPRIM_CHECK_ARG(sources.dim() == 1, "bfs", "sources", "1-D", std::to_string(sources.dim()) + "-D tensor");
   GPUPRIM_CHECK_DTYPE(sources.scalar_type() == at::kInt || sources.scalar_type() == at::kLong, "bfs", "sources",
                       "an int32 or int64 tensor", sources.scalar_type());

@@ -7,15 +7,15 @@
 
 #include "common/input_errors.h"
 #include "ops/graph/bfs/bfs.h"
+#include "ops/graph/csr_checks.h"
 
 namespace gpuprim {
 namespace {
 
+// deterministic: always the smallest parent (the reference).
 std::tuple<at::Tensor, at::Tensor> bfs_cpu(const at::Tensor& crow, const at::Tensor& col, const at::Tensor& sources,
                                            std::optional<int64_t> max_depth, c10::string_view direction,
-                                           bool symmetric, std::optional<bool> deterministic) {
-  (void)symmetric;
-  (void)deterministic;  // always the smallest parent: the reference
+                                           bool /*symmetric*/, std::optional<bool> /*deterministic*/) {
   const BfsArgs args = bfs_check(crow, col, sources, max_depth, direction);
   auto [distance, parent] = bfs_outputs(crow);
   const at::Tensor crow64 = crow.to(at::kLong).contiguous(), col64 = col.to(at::kLong).contiguous();
@@ -25,17 +25,7 @@ std::tuple<at::Tensor, at::Tensor> bfs_cpu(const at::Tensor& crow, const at::Ten
   const int64_t* s = src64.const_data_ptr<int64_t>();
   const int64_t vertices = crow.size(0) - 1, edges = col.size(0);
   const InputOp op = InputOp::kBfs;
-  if (r[0] != 0) raise_input_error(op, InputArg::kCrow, InputRule::kNonZeroStart, 0, r[0], 0);
-  for (int64_t v = 1; v <= vertices; ++v) {
-    if (r[v] < r[v - 1]) raise_input_error(op, InputArg::kCrow, InputRule::kDecreasing, v, r[v], r[v - 1]);
-  }
-  if (r[vertices] != edges) {
-    raise_input_error(op, InputArg::kCrow, r[vertices] > edges ? InputRule::kPastEnd : InputRule::kNotAtEnd,
-                      vertices, r[vertices], edges);
-  }
-  for (int64_t k = 0; k < edges; ++k) {
-    if (c[k] < 0 || c[k] >= vertices) raise_input_error(op, InputArg::kCol, InputRule::kOutOfRange, k, c[k], vertices);
-  }
+  check_csr_structure(op, r, vertices, c, edges, vertices);
   for (int64_t i = 0; i < sources.size(0); ++i) {
     if (s[i] < 0 || s[i] >= vertices) {
       raise_input_error(op, InputArg::kSources, InputRule::kOutOfRange, i, s[i], vertices);

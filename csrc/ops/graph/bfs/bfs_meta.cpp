@@ -8,9 +8,7 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor> bfs_meta(const at::Tensor& crow, const at::Tensor& col, const at::Tensor& sources,
                                             std::optional<int64_t> max_depth, c10::string_view direction,
-                                            bool symmetric, std::optional<bool> deterministic) {
-  (void)symmetric;
-  (void)deterministic;
+                                            bool /*symmetric*/, std::optional<bool> /*deterministic*/) {
   bfs_check(crow, col, sources, max_depth, direction);
   return bfs_outputs(crow);
 }

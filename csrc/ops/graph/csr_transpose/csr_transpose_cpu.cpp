@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/input_errors.h"
+#include "ops/graph/csr_checks.h"
 #include "ops/graph/csr_transpose/csr_transpose.h"
 
 namespace gpuprim {
@@ -18,20 +19,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> csr_transpose_cpu(const at::Tenso
   const int64_t* r = crow64.const_data_ptr<int64_t>();
   const int64_t* c = col64.const_data_ptr<int64_t>();
   const int64_t rows = crow.size(0) - 1, nnz = col.size(0);
-  const InputOp op = InputOp::kCsrTranspose;
-  if (r[0] != 0) raise_input_error(op, InputArg::kCrow, InputRule::kNonZeroStart, 0, r[0], 0);
-  for (int64_t i = 1; i <= rows; ++i) {
-    if (r[i] < r[i - 1]) raise_input_error(op, InputArg::kCrow, InputRule::kDecreasing, i, r[i], r[i - 1]);
-  }
-  if (r[rows] != nnz) {
-    raise_input_error(op, InputArg::kCrow, r[rows] > nnz ? InputRule::kPastEnd : InputRule::kNotAtEnd, rows, r[rows],
-                      nnz);
-  }
+  check_csr_structure(InputOp::kCsrTranspose, r, rows, c, nnz, num_cols);
   std::vector<int64_t> next(num_cols + 1, 0);
-  for (int64_t k = 0; k < nnz; ++k) {
-    if (c[k] < 0 || c[k] >= num_cols) raise_input_error(op, InputArg::kCol, InputRule::kOutOfRange, k, c[k], num_cols);
-    ++next[c[k] + 1];
-  }
+  for (int64_t k = 0; k < nnz; ++k) ++next[c[k] + 1];
   for (int64_t j = 0; j < num_cols; ++j) next[j + 1] += next[j];
   AT_DISPATCH_INDEX_TYPES(crow.scalar_type(), "gpuprim_csr_transpose_cpu", [&] {
     index_t* offsets = crow_t.mutable_data_ptr<index_t>();

@@ -5,10 +5,7 @@
 #include "prim/util/dtype.h"
 #include "prim/util/input_error.cuh"
 #include "prim/util/workspace.h"
-
-// cudaStream_t exactly as CUDA's driver_types.h declares it (csr_transpose.h is included by the CPU kernel).
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "prim/util/stream.h"
 
 namespace gpuprim {
 

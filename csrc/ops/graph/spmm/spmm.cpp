@@ -6,6 +6,7 @@
 #include "common/choice.h"
 #include "common/input_errors.h"
 #include "common/torch_utils.h"
+#include "ops/graph/csr_checks.h"
 
 namespace gpuprim {
 
@@ -30,13 +31,7 @@ Reduce spmm_check(const at::Tensor& crow, const at::Tensor& col, const std::opti
                       dense.scalar_type());
   GPUPRIM_CHECK_ARG(dense.dim() == 1 || dense.dim() == 2, "spmm", "dense", "1-D or 2-D",
                     std::to_string(dense.dim()) + "-D tensor");
-  GPUPRIM_CHECK_ARG(crow.dim() == 1, "spmm", "crow", "1-D", std::to_string(crow.dim()) + "-D tensor");
-  GPUPRIM_CHECK_ARG(col.dim() == 1, "spmm", "col", "1-D", std::to_string(col.dim()) + "-D tensor");
-  GPUPRIM_CHECK_DTYPE(crow.scalar_type() == at::kInt || crow.scalar_type() == at::kLong, "spmm", "crow",
-                      "an int32 or int64 tensor", crow.scalar_type());
-  GPUPRIM_CHECK_DTYPE(col.scalar_type() == crow.scalar_type(), "spmm", "col",
-                      c10::str("of crow's dtype ", crow.scalar_type()), col.scalar_type());
-  GPUPRIM_CHECK_ARG(crow.sym_size(0) >= 1, "spmm", "crow", "of length rows + 1 >= 1", crow.sym_size(0));
+  check_csr_arguments("spmm", crow, col, "rows");
   check_same_device("spmm", dense, "crow", crow);
   check_same_device("spmm", dense, "col", col);
   if (values.has_value()) {
@@ -58,6 +53,8 @@ Reduce spmm_backward_check(const at::Tensor& grad, const at::Tensor& crow, const
                     c10::str("of the forward output's shape ", c10::SymIntArrayRef(sizes)), grad.sym_sizes());
   GPUPRIM_CHECK_DTYPE(grad.scalar_type() == dense.scalar_type(), "spmm_backward", "grad",
                       c10::str("of dense's dtype ", dense.scalar_type()), grad.scalar_type());
+  GPUPRIM_CHECK_ARG(op == Reduce::kSum || op == Reduce::kMean, "spmm_backward", "reduce", "'sum' or 'mean'",
+                    "'" + std::string(reduce) + "'");
   return op;
 }
 
@@ -68,20 +65,9 @@ std::vector<c10::SymInt> spmm_out_sizes(const at::Tensor& crow, const at::Tensor
 }
 
 void spmm_check_structure(const std::vector<int64_t>& crow, const at::Tensor& col, int64_t cols, InputOp op) {
-  const int64_t nnz = col.size(0);
-  if (crow[0] != 0) raise_input_error(op, InputArg::kCrow, InputRule::kNonZeroStart, 0, crow[0], 0);
-  for (size_t r = 1; r < crow.size(); ++r) {
-    if (crow[r] < crow[r - 1]) raise_input_error(op, InputArg::kCrow, InputRule::kDecreasing, r, crow[r], crow[r - 1]);
-  }
-  if (crow.back() != nnz) {
-    raise_input_error(op, InputArg::kCrow, crow.back() > nnz ? InputRule::kPastEnd : InputRule::kNotAtEnd,
-                      crow.size() - 1, crow.back(), nnz);
-  }
   const at::Tensor c = col.to(at::kLong).contiguous();
-  const int64_t* p = c.const_data_ptr<int64_t>();
-  for (int64_t k = 0; k < nnz; ++k) {
-    if (p[k] < 0 || p[k] >= cols) raise_input_error(op, InputArg::kCol, InputRule::kOutOfRange, k, p[k], cols);
-  }
+  check_csr_structure(op, crow.data(), static_cast<int64_t>(crow.size()) - 1, c.const_data_ptr<int64_t>(), c.numel(),
+                      cols);
 }
 
 SpmmShape spmm_shape(const at::Tensor& crow, const at::Tensor& col, const at::Tensor& dense) {

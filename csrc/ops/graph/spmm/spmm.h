@@ -16,7 +16,8 @@ namespace gpuprim {
 Reduce spmm_check(const at::Tensor& crow, const at::Tensor& col, const std::optional<at::Tensor>& values,
                   const at::Tensor& dense, c10::string_view reduce);
 
-// Also checks grad against the forward output's shape and dtype.
+// Also checks grad against the forward output's shape and dtype, and that reduce is 'sum' or 'mean' (the max/min
+// gradient is built in spmm_autograd.cpp).
 Reduce spmm_backward_check(const at::Tensor& grad, const at::Tensor& crow, const at::Tensor& col,
                            const at::Tensor& dense, c10::string_view reduce);
 

@@ -6,10 +6,7 @@
 #include "prim/util/dtype.h"
 #include "prim/util/input_error.cuh"
 #include "prim/util/workspace.h"
-
-// cudaStream_t exactly as CUDA's driver_types.h declares it (spmm.h is included by the CPU kernel too).
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "prim/util/stream.h"
 
 namespace gpuprim {
 

@@ -33,6 +33,18 @@ void hash_map_check(const char* op, const at::Tensor& keys, const at::Tensor& va
   check_same_device(op, keys, query_name, query);
 }
 
+at::Tensor hash_map_find_output(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                                const at::Tensor& queries) {
+  hash_map_check("hash_map_find", keys, values, state, queries, "queries");
+  return at::empty_symint(queries.sym_sizes(), values.options());
+}
+
+at::Tensor hash_map_contains_output(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                                    const at::Tensor& queries) {
+  hash_map_check("hash_map_contains", keys, values, state, queries, "queries");
+  return at::empty_symint(queries.sym_sizes(), queries.options().dtype(at::kBool));
+}
+
 void hash_map_check_new_values(const at::Tensor& values, const at::Tensor& new_keys, const at::Tensor& new_values) {
   constexpr const char* op = "hash_map_insert_";
   GPUPRIM_CHECK_DTYPE(new_values.scalar_type() == values.scalar_type(), op, "values",

@@ -11,6 +11,13 @@ namespace gpuprim {
 void hash_map_check(const char* op, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                     const at::Tensor& query, const char* query_name);
 
+// find's and contains' checks, and their empty output of queries' shape (SymInt-safe): the table's value dtype
+// (find) or bool (contains).
+at::Tensor hash_map_find_output(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                                const at::Tensor& queries);
+at::Tensor hash_map_contains_output(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
+                                    const at::Tensor& queries);
+
 // hash_map_insert_'s new values: one per new key, of the table's value dtype.
 void hash_map_check_new_values(const at::Tensor& values, const at::Tensor& new_keys, const at::Tensor& new_values);
 

@@ -109,16 +109,14 @@ void lookup_all(const at::Tensor& keys, const at::Tensor& values, const at::Tens
 
 at::Tensor hash_map_find_cpu(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                              const at::Tensor& queries, const c10::Scalar& default_value) {
-  hash_map_check("hash_map_find", keys, values, state, queries, "queries");
-  at::Tensor out = at::empty(queries.sizes(), values.options());
+  at::Tensor out = hash_map_find_output(keys, values, state, queries);
   lookup_all(keys, values, state, queries, hash_map_value_bits(default_value, values.scalar_type()), &out, nullptr);
   return out;
 }
 
 at::Tensor hash_map_contains_cpu(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                                  const at::Tensor& queries) {
-  hash_map_check("hash_map_contains", keys, values, state, queries, "queries");
-  at::Tensor found = at::empty(queries.sizes(), queries.options().dtype(at::kBool));
+  at::Tensor found = hash_map_contains_output(keys, values, state, queries);
   lookup_all(keys, values, state, queries, 0, nullptr, &found);
   return found;
 }

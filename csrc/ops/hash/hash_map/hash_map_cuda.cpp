@@ -32,10 +32,9 @@ void hash_map_insert_cuda_(const at::Tensor& keys, const at::Tensor& values, con
 at::Tensor hash_map_find_cuda(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                               const at::Tensor& queries, const c10::Scalar& default_value) {
   check_input_errors(keys.device());  // what earlier calls' kernels found (no sync)
-  hash_map_check("hash_map_find", keys, values, state, queries, "queries");
+  at::Tensor out = hash_map_find_output(keys, values, state, queries);
   const c10::cuda::CUDAGuard guard(keys.device());
   const at::Tensor q = queries.contiguous();
-  at::Tensor out = at::empty(queries.sizes(), values.options());
   hash_map_find_cuda_launch(table_of(keys, values, state), q.const_data_ptr(), q.numel(),
                             hash_map_value_bits(default_value, values.scalar_type()), out.data_ptr(), nullptr,
                             current_stream());
@@ -45,10 +44,9 @@ at::Tensor hash_map_find_cuda(const at::Tensor& keys, const at::Tensor& values, 
 at::Tensor hash_map_contains_cuda(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                                   const at::Tensor& queries) {
   check_input_errors(keys.device());
-  hash_map_check("hash_map_contains", keys, values, state, queries, "queries");
+  at::Tensor found = hash_map_contains_output(keys, values, state, queries);
   const c10::cuda::CUDAGuard guard(keys.device());
   const at::Tensor q = queries.contiguous();
-  at::Tensor found = at::empty(queries.sizes(), queries.options().dtype(at::kBool));
   hash_map_find_cuda_launch(table_of(keys, values, state), q.const_data_ptr(), q.numel(), 0, nullptr,
                             found.data_ptr<bool>(), current_stream());
   return found;

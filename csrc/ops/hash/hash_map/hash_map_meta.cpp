@@ -15,14 +15,12 @@ void hash_map_insert_meta_(const at::Tensor& keys, const at::Tensor& values, con
 
 at::Tensor hash_map_find_meta(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                               const at::Tensor& queries, const c10::Scalar&) {
-  hash_map_check("hash_map_find", keys, values, state, queries, "queries");
-  return at::empty_symint(queries.sym_sizes(), values.options());
+  return hash_map_find_output(keys, values, state, queries);
 }
 
 at::Tensor hash_map_contains_meta(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                                   const at::Tensor& queries) {
-  hash_map_check("hash_map_contains", keys, values, state, queries, "queries");
-  return at::empty_symint(queries.sym_sizes(), queries.options().dtype(at::kBool));
+  return hash_map_contains_output(keys, values, state, queries);
 }
 
 }  // namespace

@@ -20,18 +20,23 @@ Reduce bool_reduce(Reduce reduce) {
   return reduce == Reduce::kMin || reduce == Reduce::kProd ? Reduce::kMin : Reduce::kMax;
 }
 
+void check_index_reduce_operands(const char* op, const at::Tensor& input, const at::Tensor& index,
+                                 const at::Tensor& source, const char* source_name) {
+  GPUPRIM_CHECK_DTYPE(source.scalar_type() == input.scalar_type(), op, source_name,
+                      c10::str("of input's dtype ", input.scalar_type()), source.scalar_type());
+  GPUPRIM_CHECK_DTYPE(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op, "index",
+                      "an int32 or int64 tensor", index.scalar_type());
+  check_same_device(op, input, "index", index);
+  check_same_device(op, input, source_name, source);
+}
+
 int64_t index_add_check(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                         const c10::Scalar& alpha) {
   const char* op = "index_add";
   GPUPRIM_CHECK_DTYPE(index_reduce_dtype_ok(input.scalar_type()), op, "input",
                       "a bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64 tensor",
                       input.scalar_type());
-  GPUPRIM_CHECK_DTYPE(source.scalar_type() == input.scalar_type(), op, "source",
-                      c10::str("of input's dtype ", input.scalar_type()), source.scalar_type());
-  GPUPRIM_CHECK_DTYPE(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op, "index",
-                      "an int32 or int64 tensor", index.scalar_type());
-  check_same_device(op, input, "index", index);
-  check_same_device(op, input, "source", source);
+  check_index_reduce_operands(op, input, index, source, "source");
   GPUPRIM_CHECK_ARG(index.dim() <= 1, op, "index", "a 0-d or 1-D tensor", std::to_string(index.dim()) + "-D tensor");
   const int64_t d = wrap_dim(op, "dim", dim, input.dim());
   GPUPRIM_CHECK_ARG(source.dim() == input.dim() || (source.dim() == 0 && input.dim() <= 1) ||

@@ -40,4 +40,24 @@ void index_reduce_cpu_kernel(const at::Tensor& index, const at::Tensor& src, con
 // first value of index outside [0, rows). Host data: the CPU kernels call it on every call.
 void check_index_range(InputOp op, const at::Tensor& index, int64_t rows, int64_t dim);
 
+// The checks index_add and scatter_reduce share, in order: source of input's dtype, index int32/int64, both on
+// input's device. `source_name`: source's argument name in messages.
+void check_index_reduce_operands(const char* op, const at::Tensor& input, const at::Tensor& index,
+                                 const at::Tensor& source, const char* source_name);
+
+// An index reduction in place: into(out) reduces into out (contiguous, holding input's values, not overlapping
+// index or source); out is input itself when it is contiguous and shares no memory with them, else a temporary
+// copied back.
+template <typename Into>
+void index_reduce_in_place(const at::Tensor& input, const at::Tensor& index, const at::Tensor& source, Into&& into) {
+  at::Tensor self = input;
+  if (input.is_contiguous() && !input.is_alias_of(source) && !input.is_alias_of(index)) {
+    into(self);
+  } else {
+    at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+    into(out);
+    self.copy_(out);
+  }
+}
+
 }  // namespace gpuprim

@@ -41,21 +41,14 @@ at::Tensor index_add_cuda(const at::Tensor& input, int64_t dim, const at::Tensor
   return out;
 }
 
-// In place: straight into input when it is contiguous and shares no memory with index or source, else
-// through a temporary.
 void index_add_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                      const c10::Scalar& alpha, std::optional<bool> deterministic) {
   const InputErrorScope errors(input.device(), InputOp::kIndexAddInPlace);
   const int64_t d = index_add_check(input, dim, index, source, alpha);
   const c10::cuda::CUDAGuard guard(input.device());
-  at::Tensor self = input;
-  if (input.is_contiguous() && !input.is_alias_of(source) && !input.is_alias_of(index)) {
-    index_add_cuda_into(self, d, index, source, alpha, deterministic, errors);
-  } else {
-    at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+  index_reduce_in_place(input, index, source, [&](at::Tensor& out) {
     index_add_cuda_into(out, d, index, source, alpha, deterministic, errors);
-    self.copy_(out);
-  }
+  });
 }
 
 }  // namespace

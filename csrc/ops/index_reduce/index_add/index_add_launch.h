@@ -8,10 +8,7 @@
 #include "prim/util/workspace.h"
 #include "prim/device/segmented_reduce/reducers.h"
 #include "prim/util/input_error.cuh"
-
-// cudaStream_t exactly as CUDA's driver_types.h declares it (this header is also seen by CPU-only files).
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "prim/util/stream.h"
 
 namespace gpuprim {
 

@@ -25,12 +25,7 @@ ScatterReduceArgs scatter_reduce_check(const at::Tensor& input, int64_t dim, con
                       input.scalar_type());
   GPUPRIM_CHECK_DTYPE(input.scalar_type() != at::kBool || r != Reduce::kMean, op, "input",
                       "not bool for reduce='mean' (as in torch)", input.scalar_type());
-  GPUPRIM_CHECK_DTYPE(src.scalar_type() == input.scalar_type(), op, "src",
-                      c10::str("of input's dtype ", input.scalar_type()), src.scalar_type());
-  GPUPRIM_CHECK_DTYPE(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op, "index",
-                      "an int32 or int64 tensor", index.scalar_type());
-  check_same_device(op, input, "index", index);
-  check_same_device(op, input, "src", src);
+  check_index_reduce_operands(op, input, index, src, "src");
   const int64_t d = wrap_dim(op, "dim", dim, input.dim());
   GPUPRIM_CHECK_ARG(index.dim() == input.dim(), op, "index", c10::str("of input's number of dims (", input.dim(), ")"),
                     std::to_string(index.dim()) + "-D tensor");

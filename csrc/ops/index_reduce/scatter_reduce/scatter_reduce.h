@@ -5,6 +5,9 @@
 #pragma once
 #include <ATen/ATen.h>
 #include <c10/util/string_view.h>
+#include <torch/library.h>
+
+#include <optional>
 
 #include "ops/index_reduce/index_add/index_add.h"
 
@@ -27,5 +30,35 @@ at::Tensor scatter_destinations(const at::Tensor& input, int64_t dim, const at::
 
 // src restricted to index's shape (src[:index.size(0), :index.size(1), ...]), contiguous.
 at::Tensor scatter_source(const at::Tensor& src, const at::Tensor& index);
+
+// A device's scatter_reduce kernel, out of place and in place; `op` is the public op the call came from.
+using ScatterReduceKernel = at::Tensor (*)(const at::Tensor& input, int64_t dim, const at::Tensor& index,
+                                           const at::Tensor& src, c10::string_view reduce, bool include_self,
+                                           std::optional<bool> deterministic, InputOp op);
+using ScatterReduceInPlaceKernel = void (*)(const at::Tensor& input, int64_t dim, const at::Tensor& index,
+                                            const at::Tensor& src, c10::string_view reduce, bool include_self,
+                                            std::optional<bool> deterministic, InputOp op);
+
+// Registers scatter_reduce, scatter_reduce_, scatter_add and scatter_add_ for one dispatch key from its two
+// kernels: scatter_add is scatter_reduce(..., reduce="sum", include_self=True) under its own name.
+template <ScatterReduceKernel kOutOfPlace, ScatterReduceInPlaceKernel kInPlace>
+void register_scatter_reduce_kernels(torch::Library& m) {
+  m.impl("scatter_reduce", [](const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                              c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
+    return kOutOfPlace(input, dim, index, src, reduce, include_self, deterministic, InputOp::kScatterReduce);
+  });
+  m.impl("scatter_reduce_", [](const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                               c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
+    kInPlace(input, dim, index, src, reduce, include_self, deterministic, InputOp::kScatterReduceInPlace);
+  });
+  m.impl("scatter_add", [](const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                           std::optional<bool> deterministic) {
+    return kOutOfPlace(input, dim, index, src, "sum", true, deterministic, InputOp::kScatterAdd);
+  });
+  m.impl("scatter_add_", [](const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                            std::optional<bool> deterministic) {
+    kInPlace(input, dim, index, src, "sum", true, deterministic, InputOp::kScatterAddInPlace);
+  });
+}
 
 }  // namespace gpuprim

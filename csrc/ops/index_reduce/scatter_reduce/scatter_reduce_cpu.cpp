@@ -11,8 +11,10 @@ namespace gpuprim {
 
 namespace {
 
-at::Tensor scatter_reduce_cpu_impl(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                                   c10::string_view reduce, bool include_self, InputOp op) {
+// deterministic: the CPU reduces in order.
+at::Tensor scatter_reduce_cpu(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                              c10::string_view reduce, bool include_self, std::optional<bool> /*deterministic*/,
+                              InputOp op) {
   const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce, input_op_name(op));
   at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
   if (index.numel() == 0 || input.numel() == 0) return out;
@@ -23,36 +25,16 @@ at::Tensor scatter_reduce_cpu_impl(const at::Tensor& input, int64_t dim, const a
   return out;
 }
 
-// deterministic: the CPU reduces in order.
-at::Tensor scatter_reduce_cpu(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                              c10::string_view reduce, bool include_self, std::optional<bool> /*deterministic*/) {
-  return scatter_reduce_cpu_impl(input, dim, index, src, reduce, include_self, InputOp::kScatterReduce);
-}
-
 void scatter_reduce_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                         c10::string_view reduce, bool include_self, std::optional<bool> /*deterministic*/) {
+                         c10::string_view reduce, bool include_self, std::optional<bool> deterministic, InputOp op) {
   const_cast<at::Tensor&>(input).copy_(
-      scatter_reduce_cpu_impl(input, dim, index, src, reduce, include_self, InputOp::kScatterReduceInPlace));
-}
-
-at::Tensor scatter_add_cpu(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                           std::optional<bool> /*deterministic*/) {
-  return scatter_reduce_cpu_impl(input, dim, index, src, "sum", true, InputOp::kScatterAdd);
-}
-
-void scatter_add_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                      std::optional<bool> /*deterministic*/) {
-  const_cast<at::Tensor&>(input).copy_(
-      scatter_reduce_cpu_impl(input, dim, index, src, "sum", true, InputOp::kScatterAddInPlace));
+      scatter_reduce_cpu(input, dim, index, src, reduce, include_self, deterministic, op));
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("scatter_reduce", &scatter_reduce_cpu);
-  m.impl("scatter_reduce_", &scatter_reduce_cpu_);
-  m.impl("scatter_add", &scatter_add_cpu);
-  m.impl("scatter_add_", &scatter_add_cpu_);
+  register_scatter_reduce_kernels<&scatter_reduce_cpu, &scatter_reduce_cpu_>(m);
 }
 
 }  // namespace gpuprim

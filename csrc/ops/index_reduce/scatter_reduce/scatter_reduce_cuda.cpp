@@ -31,9 +31,9 @@ void scatter_reduce_cuda_into(at::Tensor& out, const ScatterReduceArgs& args, co
                            out.mutable_data_ptr(), workspace, current_stream());
 }
 
-at::Tensor scatter_reduce_cuda_impl(const at::Tensor& input, int64_t dim, const at::Tensor& index,
-                                    const at::Tensor& src, c10::string_view reduce, bool include_self,
-                                    std::optional<bool> deterministic, InputOp op) {
+at::Tensor scatter_reduce_cuda(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                               c10::string_view reduce, bool include_self, std::optional<bool> deterministic,
+                               InputOp op) {
   const InputErrorScope errors(input.device(), op);  // first: what earlier calls' kernels found
   const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce, input_op_name(op));
   const c10::cuda::CUDAGuard guard(input.device());
@@ -42,53 +42,20 @@ at::Tensor scatter_reduce_cuda_impl(const at::Tensor& input, int64_t dim, const 
   return out;
 }
 
-// In place: straight into input when it is contiguous and shares no memory with index or src, else through a
-// temporary.
-void scatter_reduce_cuda_impl_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                               c10::string_view reduce, bool include_self, std::optional<bool> deterministic,
-                               InputOp op) {
+void scatter_reduce_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                          c10::string_view reduce, bool include_self, std::optional<bool> deterministic, InputOp op) {
   const InputErrorScope errors(input.device(), op);
   const ScatterReduceArgs args = scatter_reduce_check(input, dim, index, src, reduce, input_op_name(op));
   const c10::cuda::CUDAGuard guard(input.device());
-  at::Tensor self = input;
-  if (input.is_contiguous() && !input.is_alias_of(src) && !input.is_alias_of(index)) {
-    scatter_reduce_cuda_into(self, args, index, src, include_self, deterministic, errors);
-  } else {
-    at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+  index_reduce_in_place(input, index, src, [&](at::Tensor& out) {
     scatter_reduce_cuda_into(out, args, index, src, include_self, deterministic, errors);
-    self.copy_(out);
-  }
-}
-
-at::Tensor scatter_reduce_cuda(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                               c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
-  return scatter_reduce_cuda_impl(input, dim, index, src, reduce, include_self, deterministic,
-                                  InputOp::kScatterReduce);
-}
-
-void scatter_reduce_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                          c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
-  scatter_reduce_cuda_impl_(input, dim, index, src, reduce, include_self, deterministic,
-                            InputOp::kScatterReduceInPlace);
-}
-
-at::Tensor scatter_add_cuda(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                            std::optional<bool> deterministic) {
-  return scatter_reduce_cuda_impl(input, dim, index, src, "sum", true, deterministic, InputOp::kScatterAdd);
-}
-
-void scatter_add_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                       std::optional<bool> deterministic) {
-  scatter_reduce_cuda_impl_(input, dim, index, src, "sum", true, deterministic, InputOp::kScatterAddInPlace);
+  });
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("scatter_reduce", &scatter_reduce_cuda);
-  m.impl("scatter_reduce_", &scatter_reduce_cuda_);
-  m.impl("scatter_add", &scatter_add_cuda);
-  m.impl("scatter_add_", &scatter_add_cuda_);
+  register_scatter_reduce_kernels<&scatter_reduce_cuda, &scatter_reduce_cuda_>(m);
 }
 
 }  // namespace gpuprim

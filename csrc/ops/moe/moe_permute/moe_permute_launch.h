@@ -3,9 +3,7 @@
 #include <cstdint>
 
 #include "prim/util/input_error.cuh"
-
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "prim/util/stream.h"
 
 namespace gpuprim {
 

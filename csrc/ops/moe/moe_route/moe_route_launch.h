@@ -6,10 +6,7 @@
 
 #include "prim/util/input_error.cuh"
 #include "prim/util/workspace.h"
-
-// cudaStream_t exactly as CUDA's driver_types.h declares it (a CPU-only build has no CUDA headers).
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "prim/util/stream.h"
 
 #if defined(__CUDACC__)
 #define GPUPRIM_MOE_HD __host__ __device__ __forceinline__

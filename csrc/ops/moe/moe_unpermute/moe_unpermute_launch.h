@@ -5,9 +5,7 @@
 #include "prim/util/dtype.h"
 #include "prim/util/input_error.cuh"
 #include "prim/util/workspace.h"
-
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "prim/util/stream.h"
 
 namespace gpuprim {
 

@@ -7,11 +7,7 @@
 #include "prim/device/segmented_reduce/reducers.h"
 #include "prim/device/segmented_reduce/segment_offsets.h"
 #include "prim/util/input_error.cuh"
-
-// cudaStream_t exactly as CUDA's driver_types.h declares it: segment_reduce.h includes this header
-// from the CPU kernels too, and a CPU-only build has no CUDA headers.
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "prim/util/stream.h"
 
 namespace gpuprim {
 

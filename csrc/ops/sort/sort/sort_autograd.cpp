@@ -4,6 +4,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -17,9 +18,7 @@ class SortFunction : public torch::autograd::Function<SortFunction> {
     auto [values, indices] = gpuprim::sort(x, dim, descending);
     ctx->saved_data["dim"] = dim;
     ctx->save_for_backward({indices});
-    ctx->mark_non_differentiable({indices});
-    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
-    return {values, indices};
+    return with_integer_outputs(ctx, {values}, {indices});
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -35,8 +34,7 @@ class SortFunction : public torch::autograd::Function<SortFunction> {
 };
 
 std::tuple<at::Tensor, at::Tensor> sort_autograd(const at::Tensor& x, int64_t dim, bool descending) {
-  auto outputs = SortFunction::apply(x, dim, descending);
-  return {outputs[0], outputs[1]};
+  return as_tuple<2>(SortFunction::apply(x, dim, descending));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -19,9 +20,7 @@ class TopkFunction : public torch::autograd::Function<TopkFunction> {
     ctx->saved_data["sizes"] = x.sym_sizes();
     ctx->saved_data["dim"] = dim;
     ctx->save_for_backward({indices});
-    ctx->mark_non_differentiable({indices});
-    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
-    return {values, indices};
+    return with_integer_outputs(ctx, {values}, {indices});
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -36,8 +35,7 @@ class TopkFunction : public torch::autograd::Function<TopkFunction> {
 
 std::tuple<at::Tensor, at::Tensor> topk_autograd(const at::Tensor& x, c10::SymInt k, int64_t dim, bool largest,
                                                  bool sorted) {
-  auto outputs = TopkFunction::apply(x, std::move(k), dim, largest, sorted);
-  return {outputs[0], outputs[1]};
+  return as_tuple<2>(TopkFunction::apply(x, std::move(k), dim, largest, sorted));
 }
 
 }  // namespace

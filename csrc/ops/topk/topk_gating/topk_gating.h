@@ -40,6 +40,10 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_outputs(const at::Tensor& logits,
 void topk_gating_routed_cpu(const at::Tensor& logits, int64_t k, gating::Score score, bool renormalize,
                             const GatingOptions& options, at::Tensor& gates, at::Tensor& expert_ids);
 
+// The full softmax denominator of row [experts] as the CUDA warp adds it: lane l sums exp(row[e] - row_max) for
+// e = l, l + 32, ... in turn, then a butterfly (xor) tree adds the 32 lanes (CPU kernels).
+float softmax_denominator_warp_order(const float* row, int64_t experts, float row_max);
+
 void topk_gating_backward_check(const at::Tensor& grad_gates, const at::Tensor& logits, const at::Tensor& gates,
                                 const at::Tensor& expert_ids, c10::string_view score);
 

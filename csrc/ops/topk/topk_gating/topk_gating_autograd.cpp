@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -29,9 +30,7 @@ class TopkGatingFunction : public torch::autograd::Function<TopkGatingFunction> 
     ctx->save_for_backward({logits, gates, expert_ids});
     at::Tensor out = scaling != 1.0 ? gates * scaling : gates;
     if (gate_dtype.has_value() && *gate_dtype != at::kFloat) out = out.to(*gate_dtype);
-    ctx->mark_non_differentiable({expert_ids});
-    ctx->set_materialize_grads(false);  // no zero tensors for the integer outputs' gradients
-    return {out, expert_ids};
+    return with_integer_outputs(ctx, {out}, {expert_ids});
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -60,9 +59,8 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_autograd(const at::Tensor& logits
     at::AutoDispatchBelowADInplaceOrView guard;  // nothing to differentiate: the fused kernel does it all
     return gpuprim::topk_gating(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling, gate_dtype);
   }
-  auto outputs =
-      TopkGatingFunction::apply(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling, gate_dtype);
-  return {outputs[0], outputs[1]};
+  return as_tuple<2>(
+      TopkGatingFunction::apply(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling, gate_dtype));
 }
 
 }  // namespace

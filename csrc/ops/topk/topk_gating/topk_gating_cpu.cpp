@@ -45,6 +45,17 @@ at::Tensor topk_gating_backward_any_device(const at::Tensor& grad_gates, const a
   return grad_logits.to(logits.scalar_type());
 }
 
+float softmax_denominator_warp_order(const float* row, int64_t experts, float row_max) {
+  float partial[gating::kLanes] = {};
+  for (int64_t e = 0; e < experts; ++e) partial[e % gating::kLanes] += gating::exp_fp32(row[e] - row_max);
+  for (int offset = gating::kLanes / 2; offset >= 1; offset /= 2) {
+    float next[gating::kLanes];
+    for (int lane = 0; lane < gating::kLanes; ++lane) next[lane] = partial[lane] + partial[lane ^ offset];
+    std::copy(next, next + gating::kLanes, partial);
+  }
+  return partial[0];
+}
+
 namespace {
 
 template <typename T>
@@ -74,19 +85,7 @@ void topk_gating_rows_cpu(const T* logits, int64_t tokens, int64_t experts, int6
       if (renormalize) {
         denominator = sum;
       } else if (score == gating::Score::kSoftmax) {
-        // The full softmax denominator in the CUDA warp's order: lane l adds experts l, l + 32, ...
-        // in turn, then a butterfly (xor) tree over the 32 lanes.
-        float partial[gating::kLanes] = {};
-        for (int64_t e = 0; e < experts; ++e) {
-          const float shifted = row[e] - max_logit;
-          partial[e % gating::kLanes] += gating::exp_fp32(shifted);
-        }
-        for (int offset = gating::kLanes / 2; offset >= 1; offset /= 2) {
-          float next[gating::kLanes];
-          for (int lane = 0; lane < gating::kLanes; ++lane) next[lane] = partial[lane] + partial[lane ^ offset];
-          std::copy(next, next + gating::kLanes, partial);
-        }
-        denominator = partial[0];
+        denominator = softmax_denominator_warp_order(row.data(), experts, max_logit);
       }
       for (int64_t j = 0; j < k; ++j) {
         gates[t * k + j] = (renormalize || score == gating::Score::kSoftmax) ? raw[j] / denominator : raw[j];

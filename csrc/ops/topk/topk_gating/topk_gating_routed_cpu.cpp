@@ -38,14 +38,7 @@ void routed_rows_cpu(const T* logits, int64_t tokens, int64_t experts, int64_t k
       float row_max = -INFINITY, denominator = 1.0f;
       if (softmax && (by_score || !renormalize)) {
         for (int64_t e = 0; e < experts; ++e) row_max = std::fmax(row_max, row[e]);
-        float partial[gating::kLanes] = {};
-        for (int64_t e = 0; e < experts; ++e) partial[e % gating::kLanes] += gating::exp_fp32(row[e] - row_max);
-        for (int offset = gating::kLanes / 2; offset >= 1; offset /= 2) {
-          float next[gating::kLanes];
-          for (int lane = 0; lane < gating::kLanes; ++lane) next[lane] = partial[lane] + partial[lane ^ offset];
-          std::copy(next, next + gating::kLanes, partial);
-        }
-        denominator = partial[0];
+        denominator = softmax_denominator_warp_order(row.data(), experts, row_max);
       }
       for (int64_t e = 0; e < experts; ++e) {
         if (by_score) {
