@@ -10,7 +10,8 @@
 # default all; "none" skips the tests), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
 # skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase),
 # RUN_SECONDS (the whole run's limit, e.g. the device call's: later phases shrink to end inside it),
-# TEST_JOBS (test files run at once), TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds),
+# TEST_JOBS (test processes run at once), TEST_CHUNKS (each file's tests spread over this many processes),
+# TEST_FILE_TIMEOUT, BENCH_OP_TIMEOUT (seconds),
 # GPUPRIM_TEST_DEVICES (default cuda: the CPU variants of device-parametrized tests run in CI;
 # cpu,cuda runs both), SANITIZE=memcheck|racecheck|synccheck|initcheck (below), PREBUILT (below),
 # COMPARE=DIR (benchmarks of the ops in BENCH run with the tree in DIR too, side by side:
@@ -59,6 +60,7 @@ if [ -n "$sanitize" ]; then
   BENCH=${BENCH:-none}
   TEST_TIMEOUT=${TEST_TIMEOUT:-480}
   TEST_FILE_TIMEOUT=${TEST_FILE_TIMEOUT:-450}
+  TEST_CHUNKS=${TEST_CHUNKS:-4}  # a file takes minutes under a sanitizer: spread it over processes
 fi
 work=$(mktemp -d)
 summary="$out/summary.txt"
@@ -141,7 +143,7 @@ mkdir -p "$work/test_logs"
     && mv "$out/test_logs.tar.gz.part" "$out/test_logs.tar.gz"; done ) &  # logs survive an outer kill
 saver_pid=$!
 timeout $(( test_seconds + 60 )) "$python" scripts/run_tests_isolated.py "$work/test_logs" \
-  --jobs "${TEST_JOBS:-5}" --timeout "${TEST_FILE_TIMEOUT:-200}" --deadline "$test_seconds" \
+  --jobs "${TEST_JOBS:-5}" --chunks "${TEST_CHUNKS:-1}" --timeout "${TEST_FILE_TIMEOUT:-200}" --deadline "$test_seconds" \
   ${files:+--files $files} ${sanitize:+--sanitize $sanitize} -rfE 2>&1 | tee "$out/tests.log"
 kill "$saver_pid" 2>/dev/null; wait "$saver_pid" 2>/dev/null; rm -f "$out/test_logs.tar.gz.part"
 grep -E "^gpu-runner (tests|sanitizer)" "$out/tests.log" | tee -a "$summary"

@@ -16,8 +16,11 @@ counted to the summary line (any error fails the run):
 
     gpu-runner sanitizer (memcheck): N errors in N files (N reports)
 
+--chunks N spreads each file's tests over N processes (every N-th test id each): a slow file, e.g. under a
+sanitizer, then uses N of the --jobs slots.
+
 Usage: python3 scripts/run_tests_isolated.py LOG_DIR [--jobs 4] [--timeout 300] [--deadline S] [--files ...]
-       [--sanitize TOOL] [pytest args...]
+       [--sanitize TOOL] [--chunks N] [pytest args...]
 """
 from __future__ import annotations
 
@@ -93,9 +96,27 @@ def sanitizer_errors(log_dir: Path, stem: str, tool: str) -> tuple[int, int]:
     return errors, reports
 
 
+def collect(test_file: Path, extra: list[str], timeout: int) -> list[str]:
+    """The file's test ids (pytest --collect-only, PYTEST_ADDOPTS' selection applied)."""
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(test_file), *extra]
+    try:
+        output = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout).stdout
+    except subprocess.TimeoutExpired:
+        return []
+    return [line.strip() for line in output.splitlines() if "::" in line and not line.startswith(" ")]
+
+
 def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], deadline: float,
-             sanitize: str | None = None):
+             sanitize: str | None = None, chunk: tuple[int, int] = (0, 1)):
+    """One test file, or with chunk = (i, n) its tests i, i + n, i + 2n, ... (a slow file spread over n jobs)."""
     start = time.time()
+    part, parts = chunk
+    name, stem, targets = test_file.name, test_file.stem, [str(test_file)]
+    if parts > 1:
+        name, stem = f"{test_file.name}[{part + 1}/{parts}]", f"{test_file.stem}.part{part + 1}"
+        targets = collect(test_file, extra, max(10, min(180, int(deadline - time.time()))))[part::parts]
+        if not targets:
+            return name, stem, {}, time.time() - start, ["empty"], []
     excluded: list[str] = []
     outcomes: dict = {}
     statuses = []
@@ -104,8 +125,8 @@ def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], dea
         if remaining < 10:
             statuses.append("no-time")
             break
-        args = [str(test_file), *extra] + (["-k", " and ".join(f"not {name}" for name in excluded)] if excluded else [])
-        output, status = run_pytest(args, log_dir / f"{test_file.stem}{'' if attempt == 0 else f'.rerun{attempt}'}.log",
+        args = [*targets, *extra] + (["-k", " and ".join(f"not {test}" for test in excluded)] if excluded else [])
+        output, status = run_pytest(args, log_dir / f"{stem}{'' if attempt == 0 else f'.rerun{attempt}'}.log",
                                     min(timeout, remaining), sanitize)
         outcomes.update(outcomes_of(output))  # a rerun repeats earlier tests: count each test once
         statuses.append(status)
@@ -117,10 +138,10 @@ def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], dea
     for outcome in outcomes.values():
         kind = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors"}.get(outcome, outcome)
         totals[kind] = totals.get(kind, 0) + 1
-    crashed = [f"{test_file.name}::{name}" for name in excluded]
+    crashed = [f"{test_file.name}::{test}" for test in excluded]
     if statuses and statuses[-1] != "ok":  # the last run also died, timed out, or had no time left
-        crashed.append(f"{test_file.name}({statuses[-1]})")
-    return test_file.name, totals, time.time() - start, statuses, crashed
+        crashed.append(f"{name}({statuses[-1]})")
+    return name, stem, totals, time.time() - start, statuses, crashed
 
 
 def main() -> None:
@@ -131,6 +152,7 @@ def main() -> None:
     parser.add_argument("--deadline", type=int, default=3600, help="seconds for the whole run")
     parser.add_argument("--files", nargs="*", help="test files (default: tests/test_*.py)")
     parser.add_argument("--sanitize", choices=sorted(SANITIZER_OPTIONS), help="run under compute-sanitizer")
+    parser.add_argument("--chunks", type=int, default=1, help="split each file's tests over this many processes")
     args, extra = parser.parse_known_args()
     args.log_dir.mkdir(parents=True, exist_ok=True)
     files = [Path(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
@@ -139,15 +161,17 @@ def main() -> None:
     deadline = time.time() + args.deadline
     sanitizer = {"errors": 0, "files": 0, "reports": 0}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(run_file, f, args.log_dir, args.timeout, extra, deadline, args.sanitize) for f in files]
-        for future in concurrent.futures.as_completed(futures):  # a line per file as soon as it ends
-            name, counts, seconds, statuses, crashed = future.result()
+        chunks = max(1, args.chunks)
+        futures = [pool.submit(run_file, f, args.log_dir, args.timeout, extra, deadline, args.sanitize, (i, chunks))
+                   for f in files for i in range(chunks)]
+        for future in concurrent.futures.as_completed(futures):  # a line per file (or chunk) as soon as it ends
+            name, stem, counts, seconds, statuses, crashed = future.result()
             for kind, number in counts.items():
                 totals[kind] = totals.get(kind, 0) + number
             all_crashed += crashed
             found = ""
-            if args.sanitize:
-                errors, reports = sanitizer_errors(args.log_dir, Path(name).stem, args.sanitize)
+            if args.sanitize and statuses != ["empty"]:
+                errors, reports = sanitizer_errors(args.log_dir, stem, args.sanitize)
                 sanitizer["errors"] += errors
                 sanitizer["files"] += errors > 0
                 sanitizer["reports"] += reports
