@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "ops/embedding/embedding_bag/embedding_bag_launch.h"
+#include "ops/embedding/embedding_bag/embedding_bag_rows.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
 #include "prim/device/segmented_reduce/reducers.h"
 #include "prim/device/segmented_reduce/sorted_reduce.cuh"
@@ -39,11 +40,8 @@ namespace {
 constexpr int kWarp = kWarpSize;
 constexpr int kThreads = kBlockThreads;
 constexpr int kWarpsPerBlock = kThreads / kWarp;
-constexpr int kUnroll = 4;  // independent row loads in flight per lane (forward)
-
-__host__ __device__ __forceinline__ bool used(int64_t index, const EmbeddingBagShape& s) {
-  return index >= 0 && index < s.num_weights && index != s.padding_idx;
-}
+using embedding_bag_rows::kUnroll;
+using embedding_bag_rows::used;
 
 // ---------------------------------------------------------------- bad input
 // The offsets' rules at bag b: they start at 0, never decrease and end at or before len(indices) (with
@@ -117,31 +115,24 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
       int64_t p = lo;
       for (; p < hi; p += kUnroll) {
         // kUnroll rows in flight, then folded in bag order.
-        VecOf<Vec, T> rows[kUnroll];
-        int64_t r[kUnroll];
-        bool ok[kUnroll];
+        embedding_bag_rows::Batch<Vec, T> batch;
+        batch.load(weight, indices, s, p, hi, col);
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-          r[u] = p + u < hi ? static_cast<int64_t>(indices[p + u]) : -1;
-          ok[u] = used(r[u], s);
-          if (ok[u]) rows[u] = load_vec<Vec>(weight + r[u] * s.dim + col);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          if (!ok[u]) continue;
+          if (!batch.ok[u]) continue;
           if constexpr (Max) {
 #pragma unroll
             for (int j = 0; j < Vec; ++j) {
-              const Acc v = convert<Acc>(rows[u].items[j]);
+              const Acc v = convert<Acc>(batch.rows[u].items[j]);
               if (arg[j] < 0 || v > acc[j]) {  // the first maximum wins (as torch)
                 acc[j] = v;
-                arg[j] = r[u];
+                arg[j] = batch.r[u];
               }
             }
           } else {
             const Acc scale = psw ? convert<Acc>(psw[p + u]) : Acc(1);
 #pragma unroll
-            for (int j = 0; j < Vec; ++j) acc[j] += scale * convert<Acc>(rows[u].items[j]);
+            for (int j = 0; j < Vec; ++j) acc[j] += scale * convert<Acc>(batch.rows[u].items[j]);
           }
         }
       }
@@ -160,13 +151,6 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
   }
 }
 
-// Lanes per bag: the fewest (>= 4) whose loads cover a row, up to a warp.
-int lanes_per_bag(int64_t dim, int vec) {
-  int group = kWarp;
-  while (group > 4 && int64_t(group / 2) * vec >= dim) group /= 2;
-  return group;
-}
-
 template <typename T, typename I>
 void forward(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
              EmbeddingBagMode mode, const EmbeddingBagChecks& checks, LongBagFlag long_bags, T* out,
@@ -174,7 +158,7 @@ void forward(const T* weight, const I* indices, const int64_t* bounds, const T* 
   constexpr int kVec = 16 / sizeof(T);
   const bool wide = s.dim % kVec == 0 && aligned(weight, 16) && aligned(out, 16);
   auto launch = [&](auto kernel, int vec) {
-    const int group = lanes_per_bag(s.dim, vec);
+    const int group = embedding_bag_rows::lanes_per_row(s.dim, vec);
     kernel<<<grid_for(s.bags, kThreads / group, 8 * resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
         weight, indices, bounds, psw, s, mode, group, kEmbeddingBagLongBag, long_bags, checks, out, bag_size,
         max_indices);

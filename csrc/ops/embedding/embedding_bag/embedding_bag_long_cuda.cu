@@ -20,6 +20,7 @@
 #include <random>
 
 #include "ops/embedding/embedding_bag/embedding_bag_launch.h"
+#include "ops/embedding/embedding_bag/embedding_bag_rows.cuh"
 #include "prim/block/row_fold.cuh"
 #include "prim/device/segmented_reduce/long_segments.cuh"
 #include "prim/device/segmented_reduce/reducers.h"
@@ -33,15 +34,11 @@ namespace gpuprim {
 namespace {
 
 constexpr int kThreads = kBlockThreads;
-constexpr int kUnroll = 4;  // independent row loads in flight per thread
+using embedding_bag_rows::kUnroll;
 constexpr int64_t kWindow = kEmbeddingBagLongBag;
 constexpr int kSearches = kThreads / kWarpSize;  // one search per warp: two per window
 constexpr int kWindowsPerBlock = kSearches / 2;
 using Sum = reducers::Op<Reduce::kSum>;
-
-__device__ __forceinline__ bool used(int64_t index, const EmbeddingBagShape& s) {
-  return index >= 0 && index < s.num_weights && index != s.padding_idx;
-}
 
 // A thread's running value of Vec columns. max: arg = the row of the first maximum of the non-NaN values
 // (-1: none yet), first = the first used row (-1: none).
@@ -81,32 +78,25 @@ __device__ __forceinline__ void fold_positions(const T* __restrict__ weight, con
                                                const T* __restrict__ psw, const EmbeddingBagShape& s, int64_t a,
                                                int64_t e, int64_t col, State<Acc, Vec, Max>& state) {
   for (int64_t p = a; p < e; p += kUnroll) {
-    VecOf<Vec, T> rows[kUnroll];
-    int64_t r[kUnroll];
-    bool ok[kUnroll];
+    embedding_bag_rows::Batch<Vec, T> batch;
+    batch.load(weight, indices, s, p, e, col);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      r[u] = p + u < e ? static_cast<int64_t>(indices[p + u]) : -1;
-      ok[u] = used(r[u], s);
-      if (ok[u]) rows[u] = load_vec<Vec>(weight + r[u] * s.dim + col);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      if (!ok[u]) continue;
+      if (!batch.ok[u]) continue;
       if constexpr (Max) {
-        if (state.first < 0) state.first = r[u];
+        if (state.first < 0) state.first = batch.r[u];
 #pragma unroll
         for (int j = 0; j < Vec; ++j) {
-          const Acc v = convert<Acc>(rows[u].items[j]);
+          const Acc v = convert<Acc>(batch.rows[u].items[j]);
           if (v == v && (state.arg[j] < 0 || v > state.value[j])) {  // NaN: only as the first row (combine)
             state.value[j] = v;
-            state.arg[j] = r[u];
+            state.arg[j] = batch.r[u];
           }
         }
       } else {
         const Acc scale = psw ? convert<Acc>(psw[p + u]) : Acc(1);
 #pragma unroll
-        for (int j = 0; j < Vec; ++j) state.value[j] += scale * convert<Acc>(rows[u].items[j]);
+        for (int j = 0; j < Vec; ++j) state.value[j] += scale * convert<Acc>(batch.rows[u].items[j]);
       }
     }
   }
@@ -307,13 +297,6 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const T* __restrict__
   }
 }
 
-// Lanes per row: the fewest (>= 4) whose loads cover a row, up to a warp.
-int lanes_per_row(int64_t dim, int vec) {
-  int group = kWarpSize;
-  while (group > 4 && int64_t(group / 2) * vec >= dim) group /= 2;
-  return group;
-}
-
 template <typename T, typename I>
 void long_bags(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
                EmbeddingBagMode mode, const InputCheck& index_check, LongBagFlag flag, T* out,
@@ -329,7 +312,7 @@ void long_bags(const T* weight, const I* indices, const int64_t* bounds, const T
   const auto launch = [&](auto vec, auto is_max) {
     constexpr int kVec = decltype(vec)::value;
     constexpr bool kMax = decltype(is_max)::value;
-    const int group = lanes_per_row(s.dim, kVec);
+    const int group = embedding_bag_rows::lanes_per_row(s.dim, kVec);
     auto piece = piece_kernel<T, I, kVec, kMax>;
     piece<<<grid_for(windows, kWindowsPerBlock, resident_blocks(piece, kThreads)), kThreads, 0, stream>>>(
         weight, indices, bounds, psw, s, group, index_check, flag, slots);
