@@ -107,14 +107,15 @@ def collect(test_file: Path, extra: list[str], timeout: int) -> list[str]:
 
 
 def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], deadline: float,
-             sanitize: str | None = None, chunk: tuple[int, int] = (0, 1)):
-    """One test file, or with chunk = (i, n) its tests i, i + n, i + 2n, ... (a slow file spread over n jobs)."""
+             sanitize: str | None = None, chunk: tuple[int, int, list[str]] | None = None):
+    """One test file, or with chunk = (i, n, ids) the file's test ids i, i + n, i + 2n, ... (a slow file spread
+    over n jobs)."""
     start = time.time()
-    part, parts = chunk
     name, stem, targets = test_file.name, test_file.stem, [str(test_file)]
-    if parts > 1:
+    if chunk is not None:
+        part, parts, ids = chunk
         name, stem = f"{test_file.name}[{part + 1}/{parts}]", f"{test_file.stem}.part{part + 1}"
-        targets = collect(test_file, extra, max(10, min(180, int(deadline - time.time()))))[part::parts]
+        targets = ids[part::parts]
         if not targets:
             return name, stem, {}, time.time() - start, ["empty"], []
     excluded: list[str] = []
@@ -161,9 +162,15 @@ def main() -> None:
     deadline = time.time() + args.deadline
     sanitizer = {"errors": 0, "files": 0, "reports": 0}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        chunks = max(1, args.chunks)
-        futures = [pool.submit(run_file, f, args.log_dir, args.timeout, extra, deadline, args.sanitize, (i, chunks))
-                   for f in files for i in range(chunks)]
+        if args.chunks > 1:  # each file's ids collected once, the collections side by side
+            timeout = max(10, min(180, args.deadline // 4))
+            ids = list(pool.map(lambda f: collect(f, extra, timeout), files))
+            futures = [pool.submit(run_file, f, args.log_dir, args.timeout, extra, deadline, args.sanitize,
+                                   (i, args.chunks, file_ids)) for f, file_ids in zip(files, ids)
+                       for i in range(args.chunks)]
+        else:
+            futures = [pool.submit(run_file, f, args.log_dir, args.timeout, extra, deadline, args.sanitize)
+                       for f in files]
         for future in concurrent.futures.as_completed(futures):  # a line per file (or chunk) as soon as it ends
             name, stem, counts, seconds, statuses, crashed = future.result()
             for kind, number in counts.items():
