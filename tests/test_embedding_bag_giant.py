@@ -105,7 +105,7 @@ def test_cuda_exact_weights_bitwise(layout, dtype):
 
 @pytest.mark.gpu
 def test_cuda_long_bags_after_ordinary_batches():
-    """The long-bag kernels run only when this call's bag kernel met a long bag (a per-call token in workspace
+    """The long-bag kernel runs only when this call's bag kernel met a long bag (a per-call token in workspace
     memory): batches with and without long bags, alternating and reusing freed workspace, stay exact."""
     plain = ([20] * 300, False)
     for lengths, long_bags in (plain, ([20] * 150 + [5000] + [20] * 150, True), plain, plain, ([3000], True), plain):

@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
                                                            const int64_t* __restrict__ bounds,
                                                            const T* __restrict__ psw, EmbeddingBagShape s,
                                                            EmbeddingBagMode mode, int group, int64_t long_bag,
-                                                           LongBagFlag long_bags, EmbeddingBagChecks checks,
+                                                           LongBags long_bags, EmbeddingBagChecks checks,
                                                            T* __restrict__ out,
                                                            int64_t* __restrict__ bag_size,
                                                            int64_t* __restrict__ max_indices) {
@@ -89,7 +89,10 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
     segment_bounds(bounds, b, s.nnz, lo, hi);
     if (lane == 0 && checks.from_offsets && checks.offsets.record != nullptr) check_bounds(checks, bounds, b, s);
     if (hi - lo > long_bag) {  // embedding_bag_long_cuda.cu's bag (a group-uniform branch)
-      if (lane == 0) *long_bags.flag = long_bags.token;  // every writer writes the same value
+      if (lane == 0) {
+        *long_bags.flag = long_bags.token;  // every writer writes the same value
+        long_bags.tickets[lo / long_bag] = 0;
+      }
       continue;
     }
     // Used indices of the bag (for mean and bag_size), counted by the bag's lanes (a group-uniform loop).
@@ -153,7 +156,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
 
 template <typename T, typename I>
 void forward(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
-             EmbeddingBagMode mode, const EmbeddingBagChecks& checks, LongBagFlag long_bags, T* out,
+             EmbeddingBagMode mode, const EmbeddingBagChecks& checks, LongBags long_bags, T* out,
              int64_t* bag_size, int64_t* max_indices, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T);
   const bool wide = s.dim % kVec == 0 && aligned(weight, 16) && aligned(out, 16);
@@ -377,8 +380,9 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
                                EmbeddingBagMode mode, const EmbeddingBagChecks& checks, void* out, int64_t* bag_size,
                                int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
   if (shape.bags == 0) return;
-  const LongBagFlag long_bags{static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t))),
-                              embedding_bag_long_bag_token()};
+  const auto windows = static_cast<size_t>((shape.nnz + kEmbeddingBagLongBag - 1) / kEmbeddingBagLongBag);
+  auto* flag = static_cast<uint64_t*>(workspace.allocate(sizeof(uint64_t) + sizeof(unsigned) * windows));
+  const LongBags long_bags{flag, embedding_bag_long_bag_token(), reinterpret_cast<unsigned*>(flag + 1)};
   auto run = [&](auto tag, auto index_tag) {
     using T = decltype(tag);
     using I = decltype(index_tag);

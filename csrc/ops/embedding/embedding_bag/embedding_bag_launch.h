@@ -43,13 +43,15 @@ void embedding_bag_cuda_launch(const void* weight, DType type, const void* indic
 // embedding_bag_long_bags_cuda_launch (embedding_bag_long_cuda.cu) splits them across blocks.
 constexpr int64_t kEmbeddingBagLongBag = 1024;
 
-// Whether a call has long bags, known on the device only: the bag kernel writes `token` (unique to the call)
-// into *flag when it skips a long bag, and the long-bag kernels return at once unless they read it there. No
-// zero fill: stale memory holds another call's token (or a value equal to this one with odds of 2^-64, which
-// only costs the long-bag kernels' full pass, never a wrong result).
-struct LongBagFlag {
+// A call's long bags, known on the device only: the bag kernel writes `token` (unique to the call) into *flag
+// when it skips a long bag, and zeroes the bag's ticket, tickets[its first position / kEmbeddingBagLongBag];
+// the long-bag kernel returns at once unless it reads the token there. No zero fill: stale memory holds another
+// call's token (or a value equal to this one with odds of 2^-64, which only costs the long-bag kernel's full
+// pass, never a wrong result: only long bags' tickets are read).
+struct LongBags {
   uint64_t* flag;
   uint64_t token;
+  unsigned* tickets;  // [ceil(nnz / kEmbeddingBagLongBag)]
 };
 
 // A token no earlier call of this process used (a counter mixed with a per-process random start).
@@ -57,11 +59,11 @@ uint64_t embedding_bag_long_bag_token();
 
 // The forward's outputs (as embedding_bag_cuda_launch) of the long bags only; bad indices in them are recorded
 // through index_check. embedding_bag_cuda_launch calls it after the bag kernel; it does nothing when
-// nnz <= kEmbeddingBagLongBag, and its kernels return at once when the bag kernel met no long bag.
+// nnz <= kEmbeddingBagLongBag, and its kernel returns at once when the bag kernel met no long bag.
 void embedding_bag_long_bags_cuda_launch(const void* weight, DType type, const void* indices, DType index_type,
                                          const int64_t* bounds, const void* per_sample_weights,
                                          EmbeddingBagShape shape, EmbeddingBagMode mode,
-                                         const InputCheck& index_check, LongBagFlag long_bags, void* out,
+                                         const InputCheck& index_check, LongBags long_bags, void* out,
                                          int64_t* bag_size, int64_t* max_indices, Workspace& workspace,
                                          cudaStream_t stream);
 

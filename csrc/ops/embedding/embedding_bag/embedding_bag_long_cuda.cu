@@ -2,18 +2,19 @@
 // bag kernel in embedding_bag_cuda.cu skips: one warp walking a bag of 500k ids would serialize the call.
 //
 // Long bags are cut at fixed windows of kEmbeddingBagLongBag positions (prim/device/segmented_reduce/
-// long_segments.cuh: two warp-wide searches per window, no plan pass, no host sync):
-//   piece_kernel    a block takes 4 windows (its 8 warps search at once), then folds each long bag's piece in
-//                   them into a partial slot (fp32, fp64 for double): thread row rt folds a contiguous run of the
-//                   piece in position order, kUnroll rows in flight, then the block's rows meet in a fixed tree;
-//                   also the piece's used-index count (its bad indices are recorded, as the bag kernel does)
-//   combine_kernel  folds each long bag's slots in window order, then mean divides and the result is stored
+// long_segments.cuh: two warp-wide searches per window, no plan pass, no host sync). One kernel:
+//   piece    a block takes 4 windows (its 8 warps search at once), then folds each long bag's piece in them
+//            into a partial slot (fp32, fp64 for double): thread row rt folds a contiguous run of the piece in
+//            position order, kUnroll rows in flight, then the block's rows meet in a fixed tree; also the
+//            piece's used-index count (its bad indices are recorded, as the bag kernel does)
+//   combine  the block that stores a bag's last piece (a ticket per bag) folds the bag's slots in window order,
+//            then mean divides and the result is stored
 // max: a partial is the first maximum of the non-NaN values (ties: the earlier position, merged in position
 // order) and the first used row; a NaN at the bag's first used row wins, as in the bag kernel's rule
 // (first element taken, then strictly greater): max and its indices are exactly those of the bag kernel.
-// Every order depends only on the offsets, never on the grid or timing: bitwise identical on every run.
-// Both kernels return at once unless the bag kernel flagged a long bag in this call (LongBagFlag): an ordinary
-// batch pays two empty launches, not the window searches.
+// Every fold order depends only on the offsets, never on the grid or timing: bitwise identical on every run.
+// The kernel returns at once unless the bag kernel flagged a long bag in this call (LongBags): an ordinary
+// batch pays one empty launch, not the window searches.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -144,17 +145,92 @@ struct Slots {
   int64_t* count;
 };
 
+// Long bag b = [lo, hi): its slots folded in window order, then stored (mean divides by the used count). The
+// whole block calls it, after every piece of the bag is in its slot (the slots are read past L1).
+template <typename T, int Vec, bool Max>
+__device__ __forceinline__ void combine_bag(const T* __restrict__ weight, int64_t b, int64_t lo, int64_t hi,
+                                            const EmbeddingBagShape& s, bool mean, int group,
+                                            const Slots<typename AccOf<T>::type>& slots, T* __restrict__ out,
+                                            int64_t* __restrict__ bag_size, int64_t* __restrict__ max_indices,
+                                            TreeShared<typename AccOf<T>::type, Vec, Max>& shared,
+                                            int64_t* counts) {
+  using Acc = typename AccOf<T>::type;
+  const int lane = threadIdx.x % group, rt = threadIdx.x / group, row_threads = kThreads / group;
+  const int64_t n = segmented::long_segment_slots(lo, hi, kWindow);
+  int64_t count[1] = {0};  // used indices (integers: any order is exact)
+  for (int64_t k = threadIdx.x; k < n; k += kThreads) {
+    count[0] += __ldcg(slots.count + segmented::long_segment_slot(lo, kWindow, k));
+  }
+  block_fold_tree<Sum, 1>(1, kThreads, threadIdx.x, count, counts);
+  if (threadIdx.x == 0) {
+    counts[0] = count[0];
+    bag_size[b] = count[0];
+  }
+  __syncthreads();
+  const int64_t used_count = counts[0];
+  // Thread row rt folds a contiguous run of the slots.
+  const int64_t per = (n + row_threads - 1) / row_threads;
+  const int64_t ka = std::min(n, rt * per), ke = std::min(n, (rt + 1) * per);
+  for (int64_t tile = 0; tile * group * Vec < s.dim; ++tile) {
+    const int64_t col = (tile * group + lane) * Vec;
+    const bool active = col < s.dim;
+    State<Acc, Vec, Max> state;
+    state.clear();
+    const int64_t k_end = active ? ke : ka;
+#pragma unroll 4
+    for (int64_t k = ka; k < k_end; ++k) {
+      const int64_t slot = segmented::long_segment_slot(lo, kWindow, k);
+      Acc value[Vec];
+      int64_t arg[Max ? Vec : 1];
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) {
+        value[j] = __ldcg(slots.value + slot * s.dim + col + j);
+        if constexpr (Max) arg[j] = __ldcg(slots.arg + slot * s.dim + col + j);
+      }
+      state.merge(value, arg, Max ? __ldcg(slots.first + slot) : -1);
+    }
+    block_merge<Acc, Vec, Max>(group, row_threads, rt, state, shared);
+    if (rt != 0 || !active) continue;
+    VecOf<Vec, T> result;
+#pragma unroll
+    for (int j = 0; j < Vec; ++j) {
+      Acc v = state.value[j];
+      if constexpr (Max) {
+        // The bag kernel takes the first used row as it is, NaN included, and a NaN is never replaced.
+        if (state.first >= 0) {
+          const Acc at_first = convert<Acc>(weight[state.first * s.dim + col + j]);
+          if (at_first != at_first) {
+            v = at_first;
+            state.arg[j] = state.first;
+          }
+        }
+        if (state.arg[j] < 0) v = Acc(0);
+        max_indices[b * s.dim + col + j] = state.arg[j];
+      } else if (mean && used_count > 0) {
+        v = v / static_cast<Acc>(used_count);
+      }
+      result.items[j] = convert<T>(v);
+    }
+    store_vec<Vec>(out + b * s.dim + col, result);
+  }
+  __syncthreads();  // counts and shared are reused by the next piece
+}
+
 template <typename T, typename I, int Vec, bool Max>
-__global__ void __launch_bounds__(kThreads) piece_kernel(const T* __restrict__ weight,
-                                                         const I* __restrict__ indices,
-                                                         const int64_t* __restrict__ bounds,
-                                                         const T* __restrict__ psw, EmbeddingBagShape s, int group,
-                                                         InputCheck index_check, LongBagFlag long_bags,
-                                                         Slots<typename AccOf<T>::type> slots) {
+__global__ void __launch_bounds__(kThreads) long_bag_kernel(const T* __restrict__ weight,
+                                                            const I* __restrict__ indices,
+                                                            const int64_t* __restrict__ bounds,
+                                                            const T* __restrict__ psw, EmbeddingBagShape s,
+                                                            bool mean, int group, InputCheck index_check,
+                                                            LongBags long_bags, Slots<typename AccOf<T>::type> slots,
+                                                            T* __restrict__ out, int64_t* __restrict__ bag_size,
+                                                            int64_t* __restrict__ max_indices) {
   using Acc = typename AccOf<T>::type;
   if (*long_bags.flag != long_bags.token) return;  // the bag kernel met no long bag (block-uniform)
   __shared__ TreeShared<Acc, Vec, Max> shared;
   __shared__ segmented::WindowPiece pieces[kSearches];
+  __shared__ int64_t counts[kThreads];
+  __shared__ bool last;
   const int lane = threadIdx.x % group, rt = threadIdx.x / group, row_threads = kThreads / group;
   const int64_t windows = (s.nnz + kWindow - 1) / kWindow;
   for (int64_t w0 = int64_t(blockIdx.x) * kWindowsPerBlock; w0 < windows; w0 += int64_t(gridDim.x) * kWindowsPerBlock) {
@@ -204,103 +280,30 @@ __global__ void __launch_bounds__(kThreads) piece_kernel(const T* __restrict__ w
           if (tile == 0 && lane == 0) slots.first[piece.slot] = state.first;
         }
       }
+      // The block that stores a bag's last piece combines the bag (the tickets start at 0: the bag kernel).
+      __threadfence();  // this piece's slot before its ticket
+      __syncthreads();
+      int64_t lo, hi;
+      segment_bounds(bounds, piece.segment, s.nnz, lo, hi);
+      if (threadIdx.x == 0) {
+        const unsigned pieces_of_bag = static_cast<unsigned>(segmented::long_segment_slots(lo, hi, kWindow));
+        last = atomicAdd(long_bags.tickets + lo / kWindow, 1u) + 1 == pieces_of_bag;
+      }
+      __syncthreads();
+      if (last) {  // block-uniform (shared)
+        __threadfence();  // the other pieces' slots after their tickets
+        combine_bag<T, Vec, Max>(weight, piece.segment, lo, hi, s, mean, group, slots, out, bag_size, max_indices,
+                                 shared, counts);
+      }
     }
     __syncthreads();  // pieces is rewritten for the next windows
   }
 }
 
-// Each long bag: its slots folded in window order, then stored (mean divides by the used count). A block looks
-// at kThreads bags at once, so skipping the (usually all) short bags costs one pass over the offsets.
-template <typename T, int Vec, bool Max>
-__global__ void __launch_bounds__(kThreads) combine_kernel(const T* __restrict__ weight,
-                                                           const int64_t* __restrict__ bounds, EmbeddingBagShape s,
-                                                           bool mean, int group, LongBagFlag long_bags,
-                                                           Slots<typename AccOf<T>::type> slots, T* __restrict__ out,
-                                                           int64_t* __restrict__ bag_size,
-                                                           int64_t* __restrict__ max_indices) {
-  using Acc = typename AccOf<T>::type;
-  if (*long_bags.flag != long_bags.token) return;  // the bag kernel met no long bag (block-uniform)
-  __shared__ TreeShared<Acc, Vec, Max> shared;
-  __shared__ int64_t counts[kThreads];
-  __shared__ bool needs[kThreads];
-  const int lane = threadIdx.x % group, rt = threadIdx.x / group, row_threads = kThreads / group;
-  const int64_t groups = (s.bags + kThreads - 1) / kThreads;
-  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
-    const int64_t mine = g * kThreads + threadIdx.x;
-    bool need = false;
-    if (mine < s.bags) {
-      int64_t lo, hi;
-      segment_bounds(bounds, mine, s.nnz, lo, hi);
-      need = hi - lo > kWindow;
-    }
-    needs[threadIdx.x] = need;
-    if (!__syncthreads_or(need)) continue;
-    for (int i = 0; i < kThreads; ++i) {
-      if (!needs[i]) continue;  // block-uniform (shared)
-      const int64_t b = g * kThreads + i;
-      int64_t lo, hi;
-      segment_bounds(bounds, b, s.nnz, lo, hi);
-      const int64_t n = segmented::long_segment_slots(lo, hi, kWindow);
-      int64_t count[1] = {0};  // used indices (integers: any order is exact)
-      for (int64_t k = threadIdx.x; k < n; k += kThreads) {
-        count[0] += slots.count[segmented::long_segment_slot(lo, kWindow, k)];
-      }
-      block_fold_tree<Sum, 1>(1, kThreads, threadIdx.x, count, counts);
-      if (threadIdx.x == 0) {
-        counts[0] = count[0];
-        bag_size[b] = count[0];
-      }
-      __syncthreads();
-      const int64_t used_count = counts[0];
-      // Thread row rt folds a contiguous run of the slots.
-      const int64_t per = (n + row_threads - 1) / row_threads;
-      const int64_t ka = std::min(n, rt * per), ke = std::min(n, (rt + 1) * per);
-      for (int64_t tile = 0; tile * group * Vec < s.dim; ++tile) {
-        const int64_t col = (tile * group + lane) * Vec;
-        const bool active = col < s.dim;
-        State<Acc, Vec, Max> state;
-        state.clear();
-        const int64_t k_end = active ? ke : ka;
-#pragma unroll 4
-        for (int64_t k = ka; k < k_end; ++k) {
-          const int64_t slot = segmented::long_segment_slot(lo, kWindow, k);
-          state.merge(slots.value + slot * s.dim + col, Max ? slots.arg + slot * s.dim + col : nullptr,
-                      Max ? slots.first[slot] : -1);
-        }
-        block_merge<Acc, Vec, Max>(group, row_threads, rt, state, shared);
-        if (rt != 0 || !active) continue;
-        VecOf<Vec, T> result;
-#pragma unroll
-        for (int j = 0; j < Vec; ++j) {
-          Acc v = state.value[j];
-          if constexpr (Max) {
-            // The bag kernel takes the first used row as it is, NaN included, and a NaN is never replaced.
-            if (state.first >= 0) {
-              const Acc at_first = convert<Acc>(weight[state.first * s.dim + col + j]);
-              if (at_first != at_first) {
-                v = at_first;
-                state.arg[j] = state.first;
-              }
-            }
-            if (state.arg[j] < 0) v = Acc(0);
-            max_indices[b * s.dim + col + j] = state.arg[j];
-          } else if (mean && used_count > 0) {
-            v = v / static_cast<Acc>(used_count);
-          }
-          result.items[j] = convert<T>(v);
-        }
-        store_vec<Vec>(out + b * s.dim + col, result);
-      }
-      __syncthreads();  // counts and shared are reused by the next bag
-    }
-    __syncthreads();  // needs is rewritten by the next group
-  }
-}
-
 template <typename T, typename I>
-void long_bags(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
-               EmbeddingBagMode mode, const InputCheck& index_check, LongBagFlag flag, T* out,
-               int64_t* bag_size, int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
+void launch_long_bags(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
+                      EmbeddingBagMode mode, const InputCheck& index_check, LongBags long_bags, T* out,
+                      int64_t* bag_size, int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
   const bool max = mode == EmbeddingBagMode::kMax;
   const int64_t windows = (s.nnz + kWindow - 1) / kWindow, n_slots = 2 * windows;
@@ -313,13 +316,10 @@ void long_bags(const T* weight, const I* indices, const int64_t* bounds, const T
     constexpr int kVec = decltype(vec)::value;
     constexpr bool kMax = decltype(is_max)::value;
     const int group = embedding_bag_rows::lanes_per_row(s.dim, kVec);
-    auto piece = piece_kernel<T, I, kVec, kMax>;
-    piece<<<grid_for(windows, kWindowsPerBlock, resident_blocks(piece, kThreads)), kThreads, 0, stream>>>(
-        weight, indices, bounds, psw, s, group, index_check, flag, slots);
-    GPUPRIM_LAUNCH_CHECK();
-    auto combine = combine_kernel<T, kVec, kMax>;
-    combine<<<grid_for(s.bags, kThreads, resident_blocks(combine, kThreads)), kThreads, 0, stream>>>(
-        weight, bounds, s, mode == EmbeddingBagMode::kMean, group, flag, slots, out, bag_size, max_indices);
+    auto kernel = long_bag_kernel<T, I, kVec, kMax>;
+    kernel<<<grid_for(windows, kWindowsPerBlock, resident_blocks(kernel, kThreads)), kThreads, 0, stream>>>(
+        weight, indices, bounds, psw, s, mode == EmbeddingBagMode::kMean, group, index_check, long_bags, slots, out,
+        bag_size, max_indices);
     GPUPRIM_LAUNCH_CHECK();
   };
   constexpr int kVec = 16 / sizeof(T);
@@ -351,7 +351,7 @@ uint64_t embedding_bag_long_bag_token() {
 void embedding_bag_long_bags_cuda_launch(const void* weight, DType type, const void* indices, DType index_type,
                                          const int64_t* bounds, const void* per_sample_weights,
                                          EmbeddingBagShape shape, EmbeddingBagMode mode,
-                                         const InputCheck& index_check, LongBagFlag flag, void* out,
+                                         const InputCheck& index_check, LongBags long_bags, void* out,
                                          int64_t* bag_size, int64_t* max_indices, Workspace& workspace,
                                          cudaStream_t stream) {
   if (shape.bags == 0 || shape.nnz <= kWindow) return;  // no bag can be long
@@ -359,9 +359,9 @@ void embedding_bag_long_bags_cuda_launch(const void* weight, DType type, const v
     dispatch<IndexTypes>("embedding_bag", index_type, [&](auto index_tag) {
       using T = typename decltype(tag)::type;
       using I = typename decltype(index_tag)::type;
-      long_bags<T, I>(static_cast<const T*>(weight), static_cast<const I*>(indices), bounds,
-                      static_cast<const T*>(per_sample_weights), shape, mode, index_check, flag,
-                      static_cast<T*>(out), bag_size, max_indices, workspace, stream);
+      launch_long_bags<T, I>(static_cast<const T*>(weight), static_cast<const I*>(indices), bounds,
+                             static_cast<const T*>(per_sample_weights), shape, mode, index_check, long_bags,
+                             static_cast<T*>(out), bag_size, max_indices, workspace, stream);
     });
   });
 }
