@@ -28,9 +28,10 @@
 # it), so memcheck sees accesses outside PyTorch's segments, not past a tensor into a neighbour in the
 # same segment; SANITIZE_NO_CACHING=1 sets PYTORCH_NO_CUDA_MEMORY_CACHING=1 for that (graph tests fail).
 # PyTorch's own kernels (names containing "native") are left uninstrumented (GPUPRIM_SANITIZER_ARGS overrides),
-# and pytest deselects compile, opcheck and graph_capture tests (PYTEST_ADDOPTS overrides): the first two repeat
-# kernels other tests check, and autograd's backward inside a capture fails under the sanitizer with torch ops
-# alone (scripts/capture_probe.py), which then poisons the rest of the file.
+# except under initcheck (it cannot see an uninstrumented kernel's writes, so every read of a tensor that torch
+# filled would be reported), and pytest deselects compile, opcheck and graph_capture tests (PYTEST_ADDOPTS
+# overrides): the first two repeat kernels other tests check, and autograd's backward inside a capture fails under
+# the sanitizer with torch ops alone (scripts/capture_probe.py), which then poisons the rest of the file.
 # OUT_DIR gets at most a handful of files (the device tool returns <= 8): summary.txt,
 # build.log, tests.log, bench.log, bench_summary.md, test_logs.tar.gz (per-test-file logs),
 # bench_results.tar.gz (benchmark JSON + PNG) and, with SANITIZE, sanitizer_summary.txt.
@@ -55,7 +56,8 @@ if [ -n "$sanitize" ]; then
   export GPUPRIM_TEST_SMALL=1
   export TORCHINDUCTOR_COMPILE_THREADS=1  # no compile worker processes to sanitize
   [ "${SANITIZE_NO_CACHING:-0}" = 1 ] && export PYTORCH_NO_CUDA_MEMORY_CACHING=1
-  export GPUPRIM_SANITIZER_ARGS=${GPUPRIM_SANITIZER_ARGS-"--kernel-name-exclude kns=native"}
+  default_args=$([ "$sanitize" = initcheck ] || echo "--kernel-name-exclude kns=native")
+  export GPUPRIM_SANITIZER_ARGS=${GPUPRIM_SANITIZER_ARGS-$default_args}
   export PYTEST_ADDOPTS=${PYTEST_ADDOPTS-"-k 'not compile and not opcheck and not graph_capture'"}
   BENCH=${BENCH:-none}
   TEST_TIMEOUT=${TEST_TIMEOUT:-480}
