@@ -22,16 +22,15 @@ namespace {
 using gating::Score;
 
 constexpr int kWarp = kWarpSize;
-constexpr int kTokensPerBlock = 8;
 
 template <typename T>
-__global__ void __launch_bounds__(kWarp* kTokensPerBlock)
+__global__ void __launch_bounds__(kWarp* kGatingTokensPerBlock)
     gating_backward_kernel(const float* __restrict__ grad_gates, const T* __restrict__ logits,
                            const float* __restrict__ gates, const int64_t* __restrict__ expert_ids, int64_t tokens,
                            int64_t experts, int64_t k, Score score, bool renormalize, T* __restrict__ grad_logits) {
   const int lane = threadIdx.x % kWarp;
-  for (int64_t t = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; t < tokens;
-       t += int64_t(gridDim.x) * kTokensPerBlock) {
+  for (int64_t t = int64_t(blockIdx.x) * kGatingTokensPerBlock + threadIdx.x / kWarp; t < tokens;
+       t += int64_t(gridDim.x) * kGatingTokensPerBlock) {
     const float* dg = grad_gates + t * k;
     const float* g = gates + t * k;
     const int64_t* ids = expert_ids + t * k;
@@ -84,10 +83,10 @@ void topk_gating_backward_launch(const float* grad_gates, const void* logits, DT
                                  const int64_t* expert_ids, int64_t tokens, int64_t experts, int64_t k,
                                  gating::Score score, bool renormalize, void* grad_logits, cudaStream_t stream) {
   if (tokens == 0 || experts == 0) return;
-  const unsigned grid = grid_for(tokens, kTokensPerBlock, int64_t(1) << 20);
+  const unsigned grid = grid_for(tokens, kGatingTokensPerBlock, int64_t(1) << 20);
   dispatch<HalfAndFloatTypes>("topk_gating_backward", type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    gating_backward_kernel<T><<<grid, kWarp * kTokensPerBlock, 0, stream>>>(
+    gating_backward_kernel<T><<<grid, kWarp * kGatingTokensPerBlock, 0, stream>>>(
         grad_gates, static_cast<const T*>(logits), gates, expert_ids, tokens, experts, k, score, renormalize,
         static_cast<T*>(grad_logits));
   });

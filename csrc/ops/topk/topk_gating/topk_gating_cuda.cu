@@ -24,29 +24,17 @@
 #include "prim/util/key_codec.cuh"
 #include "prim/device/topk_rows/short_rows.cuh"
 #include "prim/device/topk_rows/warp_rows.cuh"
+#include "ops/topk/topk_gating/gating_loads.cuh"
 #include "ops/topk/topk_gating/topk_gating_launch.h"
 #include "prim/warp/reduce.cuh"
 
 namespace gpuprim {
 namespace {
 
+using gating::load_logit;
 using gating::Score;
 
 constexpr int kWarp = kWarpSize;
-static_assert(gating::kLanes == kWarpSize, "the softmax denominator's partial sums are a warp's lanes");
-constexpr int kTokensPerBlock = 8;
-
-// Logit loads, exactly as the CPU's conversions to float.
-template <DType kType>
-__device__ __forceinline__ float load_logit(const void* logits, int64_t i) {
-  if constexpr (kType == DType::kFloat32) {
-    return static_cast<const float*>(logits)[i];
-  } else if constexpr (kType == DType::kFloat16) {
-    return __half2float(__ushort_as_half(static_cast<const unsigned short*>(logits)[i]));
-  } else {
-    return __uint_as_float(uint32_t(static_cast<const unsigned short*>(logits)[i]) << 16);
-  }
-}
 
 // The full softmax denominator sum_e exp(logit_e - max) in the fixed order gating_math.h states:
 // lane l adds experts l, l + 32, ... in turn, then a butterfly over the lanes.
@@ -64,12 +52,12 @@ __device__ __forceinline__ float gate_of(float my_logit, float max_logit, int la
 }
 
 template <DType kType, int kItems>
-__global__ void __launch_bounds__(kWarp* kTokensPerBlock)
+__global__ void __launch_bounds__(kWarp* kGatingTokensPerBlock)
     fused_gating_kernel(const void* __restrict__ logits, int64_t tokens, int experts, int k, Score score,
                         bool renormalize, float* __restrict__ gates, int64_t* __restrict__ expert_ids) {
   const int lane = int(threadIdx.x) % kWarp;
-  const int64_t warps = int64_t(gridDim.x) * kTokensPerBlock;
-  for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens;
+  const int64_t warps = int64_t(gridDim.x) * kGatingTokensPerBlock;
+  for (int64_t token = int64_t(blockIdx.x) * kGatingTokensPerBlock + threadIdx.x / kWarp; token < tokens;
        token += warps) {  // uniform across the warp
     const int64_t row = token * experts;
     float row_logits[kItems] = {};
@@ -82,6 +70,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
     uint32_t best_key, best_expert;
     topk_rows::lane_best(keys, alive, lane, best_key, best_expert);
     uint32_t my_expert = 0;  // lane r: the expert of rank r (r < k)
+    // topk_rows::warp_best_rounds written out: through its callback this kernel compiled to slower code.
     for (int rank = 0; rank < k; ++rank) {
       uint32_t key = best_key, expert = best_expert;
       warp::best(key, expert);
@@ -185,12 +174,13 @@ __global__ void __launch_bounds__(short_rows::kRowsThreads, short_rows::kRowsMin
 
 // General path: gates of given expert_ids, one warp per token, any k and number of experts.
 template <DType kType>
-__global__ void __launch_bounds__(kWarp* kTokensPerBlock)
+__global__ void __launch_bounds__(kWarp* kGatingTokensPerBlock)
     gates_kernel(const void* __restrict__ logits, int64_t tokens, int64_t experts, int64_t k,
                  const int64_t* __restrict__ expert_ids, Score score, bool renormalize, float* __restrict__ gates) {
   const int lane = int(threadIdx.x) % kWarp;
-  const int64_t warps = int64_t(gridDim.x) * kTokensPerBlock;
-  for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens; token += warps) {
+  const int64_t warps = int64_t(gridDim.x) * kGatingTokensPerBlock;
+  for (int64_t token = int64_t(blockIdx.x) * kGatingTokensPerBlock + threadIdx.x / kWarp; token < tokens;
+       token += warps) {
     const int64_t row = token * experts;
     const int64_t* ids = expert_ids + token * k;
     // expert_ids come from gpuprim::topk (in range); clamped anyway so that no read leaves the row.
@@ -224,7 +214,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
 
 // Blocks for `tokens` tokens, a warp each (grid-stride beyond 32 blocks per SM).
 unsigned token_grid(int64_t tokens) {
-  return grid_for(tokens, kTokensPerBlock, int64_t(current_device_info().sm_count) * 32);
+  return grid_for(tokens, kGatingTokensPerBlock, int64_t(current_device_info().sm_count) * 32);
 }
 
 // Most picks a lane keeps for a list of kList rank words (short_rows::list_size), capped at 4 chunks.
@@ -304,7 +294,7 @@ void fused_typed(const void* logits, int64_t tokens, int64_t experts, int64_t k,
   constexpr DType kType = dtype_of<T>();
   if (group_gating<T>(logits, tokens, experts, k, score, renormalize, gates, expert_ids, stream)) return;
   const unsigned grid = token_grid(tokens);
-  const int threads = kWarp * kTokensPerBlock;
+  const int threads = kWarp * kGatingTokensPerBlock;
   static_assert(kGatingFusedMaxExperts == 16 * kWarp, "the largest register tile");
   dispatch_pow2<1, 16>((experts + kWarp - 1) / kWarp, [&](auto items) {
     fused_gating_kernel<kType, decltype(items)::value><<<grid, threads, 0, stream>>>(
@@ -328,7 +318,7 @@ void topk_gating_gates_launch(const void* logits, DType type, int64_t tokens, in
                               cudaStream_t stream) {
   dispatch<HalfAndFloatTypes>("topk_gating", type, [&](auto tag) {
     constexpr DType kType = dtype_of<typename decltype(tag)::type>();
-    gates_kernel<kType><<<token_grid(tokens), kWarp * kTokensPerBlock, 0, stream>>>(
+    gates_kernel<kType><<<token_grid(tokens), kWarp * kGatingTokensPerBlock, 0, stream>>>(
         logits, tokens, experts, k, expert_ids, score, renormalize, gates);
     GPUPRIM_LAUNCH_CHECK();
   });

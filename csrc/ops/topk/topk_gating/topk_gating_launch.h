@@ -5,9 +5,14 @@
 #include <cstdint>
 
 #include "prim/util/dtype.h"
+#include "prim/util/launch.h"
 #include "ops/topk/topk_gating/gating_math.h"
 
 namespace gpuprim {
+
+// The CUDA gating kernels run one warp per token, this many tokens per block.
+constexpr int kGatingTokensPerBlock = 8;
+static_assert(gating::kLanes == kWarpSize, "the softmax denominator's partial sums are a warp's lanes");
 
 // The fused kernel (one warp per token, logits in registers) takes up to this many experts and k.
 constexpr int64_t kGatingFusedMaxExperts = 512;

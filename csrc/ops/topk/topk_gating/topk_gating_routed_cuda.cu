@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "ops/topk/topk_gating/screened_selection.cuh"
+#include "ops/topk/topk_gating/gating_loads.cuh"
 #include "ops/topk/topk_gating/topk_gating_launch.h"
 #include "prim/device/topk_rows/warp_rows.cuh"
 #include "prim/util/cuda_check.h"
@@ -24,25 +25,12 @@
 namespace gpuprim {
 namespace {
 
+using gating::load_logit;
 using gating::Score;
 
 constexpr int kWarp = kWarpSize;
-static_assert(gating::kLanes == kWarpSize, "the softmax denominator's partial sums are a warp's lanes");
-constexpr int kTokensPerBlock = 8;
 constexpr int kMaxItems = int(kGatingRoutedMaxExperts / kWarpSize);
 constexpr int kLaneGroupMinBlocks = 5;  // lane-group kernel blocks an SM keeps up to 8 experts a lane (48 registers)
-
-// Logit loads, exactly as the CPU's conversions to float.
-template <DType kType>
-__device__ __forceinline__ float load_logit(const void* logits, int64_t i) {
-  if constexpr (kType == DType::kFloat32) {
-    return static_cast<const float*>(logits)[i];
-  } else if constexpr (kType == DType::kFloat16) {
-    return __half2float(__ushort_as_half(static_cast<const unsigned short*>(logits)[i]));
-  } else {
-    return __uint_as_float(uint32_t(static_cast<const unsigned short*>(logits)[i]) << 16);
-  }
-}
 
 // Logits start .. start + kItems - 1 (one lane's consecutive experts) as kItems * size / 16 16-byte loads where
 // kVector (the launch checks the alignment), else one load each: a warp then reads whole lines per instruction.
@@ -130,14 +118,14 @@ __device__ __forceinline__ void write_gates(const void* logits, int64_t row, int
 }
 
 template <DType kType, int kItems>
-__global__ void __launch_bounds__(kWarp* kTokensPerBlock)
+__global__ void __launch_bounds__(kWarp* kGatingTokensPerBlock)
     routed_gating_kernel(const void* __restrict__ logits, int64_t tokens, int experts, int k, Score score,
                          bool renormalize, GatingRoute route, void* __restrict__ gates,
                          int64_t* __restrict__ expert_ids) {
   const int lane = int(threadIdx.x) % kWarp;
   const bool softmax = score == Score::kSoftmax;
-  const int64_t warps = int64_t(gridDim.x) * kTokensPerBlock;
-  for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens;
+  const int64_t warps = int64_t(gridDim.x) * kGatingTokensPerBlock;
+  for (int64_t token = int64_t(blockIdx.x) * kGatingTokensPerBlock + threadIdx.x / kWarp; token < tokens;
        token += warps) {  // uniform across the warp
     const int64_t row = token * experts;
     float values[kItems] = {};  // the logits, then (by_score) the biased scores
@@ -218,18 +206,10 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock)
         if (!((owner_kept >> (group / kWarp)) & 1u)) alive &= ~(1u << j);
       }
     }
-    uint32_t best_key, best_expert;
-    topk_rows::lane_best(keys, alive, lane, best_key, best_expert);
     uint32_t my_expert = 0;  // lane r: the expert of rank r (r < k)
-    for (int rank = 0; rank < k; ++rank) {
-      uint32_t key = best_key, expert = best_expert;
-      warp::best(key, expert);
+    topk_rows::warp_best_rounds(keys, alive, lane, k, [&](int rank, uint32_t, uint32_t expert) {
       if (lane == rank) my_expert = expert;
-      if (int(expert % kWarp) == lane) {
-        alive &= ~(1u << (expert / kWarp));
-        topk_rows::lane_best(keys, alive, lane, best_key, best_expert);
-      }
-    }
+    });
     write_gates<kType>(logits, row, token, k, lane, my_expert, score, renormalize, row_max, denominator, route, gates,
                        expert_ids);
   }
@@ -296,7 +276,7 @@ __device__ __forceinline__ uint32_t exact_selection(const float (&values)[kItems
 // group) instead of topk_groups argmax rounds. The selection is screened (screen::select), and exact_selection
 // ranks the tokens it cannot decide: the same selection and gates as the kernel above.
 template <DType kType, int kItems, bool kVector>
-__global__ void __launch_bounds__(kWarp* kTokensPerBlock, kItems <= 8 ? kLaneGroupMinBlocks : 1)
+__global__ void __launch_bounds__(kWarp* kGatingTokensPerBlock, kItems <= 8 ? kLaneGroupMinBlocks : 1)
     lane_group_gating_kernel(const void* __restrict__ logits, int64_t tokens, int experts, int k, bool renormalize,
                              GatingRoute route, int lanes_per_group, void* __restrict__ gates,
                              int64_t* __restrict__ expert_ids) {
@@ -313,8 +293,8 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock, kItems <= 8 ? kLaneGro
 #pragma unroll
   for (int j = 0; j < kItems; ++j) max_abs_bias = fmaxf(max_abs_bias, fabsf(bias[j]));
   const screen::Bounds bounds = screen::bounds_for<kItems>(warp::max(max_abs_bias));
-  const int64_t warps = int64_t(gridDim.x) * kTokensPerBlock;
-  for (int64_t token = int64_t(blockIdx.x) * kTokensPerBlock + threadIdx.x / kWarp; token < tokens;
+  const int64_t warps = int64_t(gridDim.x) * kGatingTokensPerBlock;
+  for (int64_t token = int64_t(blockIdx.x) * kGatingTokensPerBlock + threadIdx.x / kWarp; token < tokens;
        token += warps) {  // uniform across the warp
     const int64_t row = token * experts;
     float values[kItems] = {};
@@ -334,7 +314,7 @@ __global__ void __launch_bounds__(kWarp* kTokensPerBlock, kItems <= 8 ? kLaneGro
 void topk_gating_routed_launch(const void* logits, DType type, int64_t tokens, int64_t experts, int64_t k, Score score,
                                bool renormalize, const GatingRoute& route, void* gates, int64_t* expert_ids,
                                cudaStream_t stream) {
-  const unsigned grid = grid_for(tokens, kTokensPerBlock, int64_t(current_device_info().sm_count) * 32);
+  const unsigned grid = grid_for(tokens, kGatingTokensPerBlock, int64_t(current_device_info().sm_count) * 32);
   dispatch<HalfAndFloatTypes>("topk_gating", type, [&](auto tag) {
     constexpr DType kType = dtype_of<typename decltype(tag)::type>();
     dispatch_pow2<1, kMaxItems>((experts + kWarp - 1) / kWarp, [&](auto items) {
@@ -344,7 +324,7 @@ void topk_gating_routed_launch(const void* logits, DType type, int64_t tokens, i
       if (score == Score::kSigmoid && group_size > 0 && group_size % kItems == 0 &&
           (lanes_per_group & (lanes_per_group - 1)) == 0) {
         auto launch = [&](auto kernel) {
-          kernel<<<grid, kWarp * kTokensPerBlock, 0, stream>>>(logits, tokens, int(experts), int(k), renormalize,
+          kernel<<<grid, kWarp * kGatingTokensPerBlock, 0, stream>>>(logits, tokens, int(experts), int(k), renormalize,
                                                                route, int(lanes_per_group), gates, expert_ids);
         };
         const int64_t row_bytes = experts * int64_t(kType == DType::kFloat32 ? 4 : 2);
@@ -358,7 +338,7 @@ void topk_gating_routed_launch(const void* logits, DType type, int64_t tokens, i
           launch(lane_group_gating_kernel<kType, kItems, false>);
         }
       } else {
-        routed_gating_kernel<kType, kItems><<<grid, kWarp * kTokensPerBlock, 0, stream>>>(
+        routed_gating_kernel<kType, kItems><<<grid, kWarp * kGatingTokensPerBlock, 0, stream>>>(
             logits, tokens, int(experts), int(k), score, renormalize, route, gates, expert_ids);
       }
     });

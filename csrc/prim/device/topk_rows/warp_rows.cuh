@@ -1,7 +1,7 @@
 // Top-k of short rows of 8-byte keys (n <= 512, k <= Tuning::kShortMaxK; short_rows.cuh takes 1-, 2- and
 // 4-byte keys): one warp per row, the row's keys in registers (item j of lane l: position l + 32 j), k rounds of
-// a warp-wide (key, position) argmax; only the winner's lane rescans its items. lane_best is shared with the
-// fused topk_gating kernel, which ranks a token's logits the same way.
+// a warp-wide (key, position) argmax; only the winner's lane rescans its items. warp_best_rounds is shared with
+// the fused topk_gating kernels, which rank a token's logits (and groups) the same way.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -32,6 +32,26 @@ __device__ __forceinline__ void lane_best(const Key (&keys)[kItems], uint32_t al
     if (((alive >> j) & 1u) && (best_position == kNoPosition || keys[j] > best_key)) {
       best_key = keys[j];
       best_position = uint32_t(lane + j * kWarpSize);
+    }
+  }
+}
+
+// k rounds of a warp-wide argmax over the lanes' live items (alive: this lane's; the winner's bit is cleared
+// and only the winner's lane rescans). Round r calls taken(r, key, position) on every lane with the r-th best.
+template <typename Key, int kItems, typename Taken>
+__device__ __forceinline__ void warp_best_rounds(const Key (&keys)[kItems], uint32_t& alive, int lane, int k,
+                                                 Taken&& taken) {
+  Key best_key;
+  uint32_t best_position;
+  lane_best(keys, alive, lane, best_key, best_position);
+  for (int rank = 0; rank < k; ++rank) {
+    Key key = best_key;
+    uint32_t position = best_position;
+    warp::best(key, position);
+    taken(rank, key, position);
+    if (int(position % kWarpSize) == lane) {
+      alive &= ~(1u << (position / kWarpSize));
+      lane_best(keys, alive, lane, best_key, best_position);
     }
   }
 }
@@ -68,20 +88,12 @@ __global__ void __launch_bounds__(kWarpSize* kWarpRowsPerBlock)
     uint32_t alive = load_lane_items<kItems>(n, lane, [&](int j, int position) {
       keys[j] = Key(codec.encode(in[position]));
     });
-    Key best_key;
-    uint32_t best_position;
-    lane_best(keys, alive, lane, best_key, best_position);
-    for (int rank = 0; rank < k; ++rank) {
-      Key key = best_key;
-      uint32_t position = best_position;
-      warp::best(key, position);  // k <= n: always a real element
-      if (int(position % kWarpSize) == lane) {
+    warp_best_rounds(keys, alive, lane, k, [&](int rank, Key, uint32_t position) {
+      if (int(position % kWarpSize) == lane) {  // k <= n: always a real element
         values[row * k + rank] = in[position];
         indices[row * k + rank] = int64_t(position);
-        alive &= ~(1u << (position / kWarpSize));
-        lane_best(keys, alive, lane, best_key, best_position);
       }
-    }
+    });
   }
 }
 
