@@ -165,9 +165,10 @@ def main() -> None:
         if args.chunks > 1:  # each file's ids collected once, the collections side by side
             timeout = max(10, min(180, args.deadline // 4))
             ids = list(pool.map(lambda f: collect(f, extra, timeout), files))
+            # A file whose collection failed or timed out runs whole: pytest then reports why, never "empty".
             futures = [pool.submit(run_file, f, args.log_dir, args.timeout, extra, deadline, args.sanitize,
-                                   (i, args.chunks, file_ids)) for f, file_ids in zip(files, ids)
-                       for i in range(args.chunks)]
+                                   (i, args.chunks, file_ids) if file_ids else None)
+                       for f, file_ids in zip(files, ids) for i in range(args.chunks if file_ids else 1)]
         else:
             futures = [pool.submit(run_file, f, args.log_dir, args.timeout, extra, deadline, args.sanitize)
                        for f in files]

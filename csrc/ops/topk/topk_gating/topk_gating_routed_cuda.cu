@@ -187,6 +187,7 @@ __global__ void __launch_bounds__(kWarp* kGatingTokensPerBlock)
       }
       // The topk_groups best groups (ties to the lower group), as a bit per item on the owning lane.
       uint32_t groups_alive = topk_rows::load_lane_items<kItems>(route.num_groups, lane, [](int, int) {});
+      // topk_rows::warp_best_rounds written out: through its callback this kernel needed more registers.
       uint32_t kept = 0, best_key, best_group;
       topk_rows::lane_best(group_keys, groups_alive, lane, best_key, best_group);
       for (int rank = 0; rank < route.topk_groups; ++rank) {
