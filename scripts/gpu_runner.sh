@@ -6,8 +6,8 @@
 #
 #   bash scripts/gpu_runner.sh OUT_DIR
 #
-# Environment: PYTHON (default python3), TORCH_CUDA_ARCH_LIST (default 9.0), TESTS (test files,
-# default all; "none" skips the tests), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
+# Environment: PYTHON (default python3), TORCH_CUDA_ARCH_LIST (default 9.0), TESTS (test files or
+# op names, e.g. "cumsum tests/test_sort.py"; default all; "none" skips the tests), BENCH (comma list of ops for benchmarks/run_all.py --only, default all; "none"
 # skips), BENCH_QUICK=1 (small sizes), TEST_TIMEOUT / BENCH_TIMEOUT (seconds per phase),
 # RUN_SECONDS (the whole run's limit, e.g. the device call's: later phases shrink to end inside it),
 # TEST_JOBS (test processes run at once), TEST_CHUNKS (each file's tests spread over this many processes),

@@ -145,18 +145,30 @@ def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], dea
     return name, stem, totals, time.time() - start, statuses, crashed
 
 
+def test_file(entry: str) -> Path:
+    """A --files entry: a path, or an op's name as the runner's BENCH takes it (cumsum -> tests/test_cumsum.py)."""
+    path = Path(entry)
+    if path.is_file():
+        return path
+    stem = path.name[:-3] if path.name.endswith(".py") else path.name
+    candidate = ROOT / "tests" / f"{stem if stem.startswith('test_') else 'test_' + stem}.py"
+    if candidate.is_file():
+        return candidate
+    sys.exit(f"run_tests_isolated: no test file {entry!r} (a path, or an op's name such as cumsum)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("log_dir", type=Path)
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--deadline", type=int, default=3600, help="seconds for the whole run")
-    parser.add_argument("--files", nargs="*", help="test files (default: tests/test_*.py)")
+    parser.add_argument("--files", nargs="*", help="test files or op names (default: tests/test_*.py)")
     parser.add_argument("--sanitize", choices=sorted(SANITIZER_OPTIONS), help="run under compute-sanitizer")
     parser.add_argument("--chunks", type=int, default=1, help="split each file's tests over this many processes")
     args, extra = parser.parse_known_args()
     args.log_dir.mkdir(parents=True, exist_ok=True)
-    files = [Path(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
+    files = [test_file(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
     totals = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
     all_crashed = []
     deadline = time.time() + args.deadline
