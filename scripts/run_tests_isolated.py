@@ -145,7 +145,7 @@ def run_file(test_file: Path, log_dir: Path, timeout: int, extra: list[str], dea
     return name, stem, totals, time.time() - start, statuses, crashed
 
 
-def test_file(entry: str) -> Path:
+def resolve_test_file(entry: str) -> Path:
     """A --files entry: a path, or an op's name as the runner's BENCH takes it (cumsum -> tests/test_cumsum.py)."""
     path = Path(entry)
     if path.is_file():
@@ -168,7 +168,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=1, help="split each file's tests over this many processes")
     args, extra = parser.parse_known_args()
     args.log_dir.mkdir(parents=True, exist_ok=True)
-    files = [test_file(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
+    files = [resolve_test_file(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
     totals = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
     all_crashed = []
     deadline = time.time() + args.deadline
