@@ -301,9 +301,10 @@ __global__ void __launch_bounds__(kThreads) long_bag_kernel(const T* __restrict_
 }
 
 template <typename T, typename I>
-void launch_long_bags(const T* weight, const I* indices, const int64_t* bounds, const T* psw, const EmbeddingBagShape& s,
-                      EmbeddingBagMode mode, const InputCheck& index_check, LongBags long_bags, T* out,
-                      int64_t* bag_size, int64_t* max_indices, Workspace& workspace, cudaStream_t stream) {
+void launch_long_bags(const T* weight, const I* indices, const int64_t* bounds, const T* psw,
+                      const EmbeddingBagShape& s, EmbeddingBagMode mode, const InputCheck& index_check,
+                      LongBags long_bags, T* out, int64_t* bag_size, int64_t* max_indices, Workspace& workspace,
+                      cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
   const bool max = mode == EmbeddingBagMode::kMax;
   const int64_t windows = (s.nnz + kWindow - 1) / kWindow, n_slots = 2 * windows;

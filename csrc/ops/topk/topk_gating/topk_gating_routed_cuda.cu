@@ -325,8 +325,8 @@ void topk_gating_routed_launch(const void* logits, DType type, int64_t tokens, i
       if (score == Score::kSigmoid && group_size > 0 && group_size % kItems == 0 &&
           (lanes_per_group & (lanes_per_group - 1)) == 0) {
         auto launch = [&](auto kernel) {
-          kernel<<<grid, kWarp * kGatingTokensPerBlock, 0, stream>>>(logits, tokens, int(experts), int(k), renormalize,
-                                                               route, int(lanes_per_group), gates, expert_ids);
+          kernel<<<grid, kWarp * kGatingTokensPerBlock, 0, stream>>>(
+              logits, tokens, int(experts), int(k), renormalize, route, int(lanes_per_group), gates, expert_ids);
         };
         const int64_t row_bytes = experts * int64_t(kType == DType::kFloat32 ? 4 : 2);
         if constexpr (lane_vectors_fit<kType, kItems>()) {
