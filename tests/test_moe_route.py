@@ -126,8 +126,8 @@ METADATA_CASES = [
     ("pad128", 33, 4, 2, None, 128, "position", "randn"),
     ("ties", 40, 8, 2, None, 8, "position", "ties"),
     ("ties_drop_score", 40, 8, 2, 3, 1, "score", "ties"),
-    # CUDA: more than one 2048-pair chunk (count + prefix + route kernels, capacity spread over tiles), and more experts
-    # than the sort-free path takes (the radix-sort path).
+    # CUDA: more than one 2048-pair chunk (one cooperative launch up to 32 tiles, capacity spread over tiles), and
+    # more experts than the sort-free path takes (the radix-sort path).
     ("multi_tile", 1100, 16, 8, None, 16, "position", "randn"),
     ("multi_tile_capacity", 1100, 16, 8, 300, 8, "position", "skewed"),
     ("multi_tile_drop_score", 1100, 16, 8, 300, 8, "score", "skewed"),
@@ -136,11 +136,15 @@ METADATA_CASES = [
     ("e1024", 300, 1024, 8, None, 1, "position", "randn"),
     ("e1024_capacity", 300, 1024, 8, 2, 16, "score", "skewed"),
     ("e1024_pad", 64, 1024, 2, None, 8, "position", "randn"),
+    ("e1024_32_tiles", 8000, 1024, 8, 40, 8, "score", "skewed"),
+    ("e1500_tiles", 2000, 1500, 4, None, 1, "position", "randn"),
 ]
-# CUDA vs CPU only (too big for the pure-Python reference): more than 256 tiles of 2048 pairs, so the per-expert
-# prefix over tiles takes several rounds, with a capacity spread over many tiles; and more than 2048 chunks of 2048
+# CUDA vs CPU only (too big for the pure-Python reference): 33 tiles, one more than the cooperative launch takes
+# (count, prefix and route kernels); more than 256 tiles of 2048 pairs, so the per-expert prefix over tiles takes
+# several rounds, with a capacity spread over many tiles; and more than 2048 chunks of 2048
 # pairs, so that a tile (block) ranks several chunks in turn.
 LARGE_METADATA_CASES = [
+    ("33_tiles", 8300, 64, 8, None, 1, "position", "randn"),
     ("many_tiles", 70000, 32, 8, None, 4, "position", "randn"),
     ("many_tiles_capacity", 70000, 128, 8, 3000, 8, "position", "skewed"),
     ("chunks_per_tile", 600000, 64, 8, None, 16, "position", "randn"),

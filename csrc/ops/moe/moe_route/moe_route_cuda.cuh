@@ -35,8 +35,8 @@ __device__ __forceinline__ uint32_t checked_expert_key(int64_t e, int64_t expert
 }
 
 
-// The sort-free path: one launch for a single tile of pairs, else three. ids: int64 expert ids, or uint32 keys
-// (E = dropped). Instantiated for int64_t and uint32_t in moe_route_fast_cuda.cu.
+// The sort-free path: one launch up to 32 tiles of pairs (cooperative above one), else three. ids: int64 expert
+// ids, or uint32 keys (E = dropped). Instantiated for int64_t and uint32_t in moe_route_fast_cuda.cu.
 template <typename Id>
 void route_fast(const Id* ids, int64_t n, MoeRouteShape shape, int64_t* counts, int64_t* offsets, int64_t* slots,
                 int64_t* token_ids, int64_t* num_dropped, Workspace& workspace, cudaStream_t stream);

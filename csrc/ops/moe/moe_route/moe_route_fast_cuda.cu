@@ -1,13 +1,17 @@
-// The sort-free path of gpuprim::moe_route_metadata's CUDA kernels (num_experts <= kMaxFastExperts): one or three
-// launches. The flat (token, choice) pairs are cut into chunks of kChunk; block b of the grid owns a contiguous
-// tile of chunks.
-//   count_kernel   (only when there is more than one tile) each tile's expert histogram -> tile_counts
+// The sort-free path of gpuprim::moe_route_metadata's CUDA kernels (num_experts <= kMaxFastExperts). The flat
+// (token, choice) pairs are cut into chunks of kChunk; block b of the grid owns a contiguous tile of chunks.
+// Up to kMaxJoinedTiles tiles it is one launch of route_kernel (cooperative when there is more than one tile: each
+// block counts its tile, publishes the histogram and waits for the grid), which saves two launches of host time
+// in a small MoE step; above it three:
+//   count_kernel   each tile's expert histogram -> tile_counts
 //   prefix_kernel  one block per expert: its count in earlier tiles (exclusive scan over tiles) and its total
 //   route_kernel   each block: expert totals and its tile's per-expert prefix (E + E reads), capacity, padded
 //                  exclusive scan -> offsets; padding rows -> -1; then chunk by chunk in flat order: each warp
 //                  ranks its 256 pairs (peer lanes from one ballot per expert-id bit), per-warp counts are
 //                  combined in warp order, every pair gets slot = offset + earlier pairs of its expert, and
 //                  token ids go out through shared memory in the chunk's expert order (coalesced row writes).
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -15,6 +19,7 @@
 #include "ops/moe/moe_route/moe_route_cuda.cuh"
 #include "prim/util/cub.cuh"
 #include "prim/util/cuda_check.h"
+#include "prim/util/device_info.h"
 #include "prim/util/launch.h"
 #include "prim/warp/match.cuh"
 
@@ -29,6 +34,7 @@ constexpr int kWarpSpan = kWarpSize * kItems;   // consecutive pairs a warp rank
 constexpr int kChunk = kRouteThreads * kItems;  // pairs per chunk (per-warp counts fit in 16 bits)
 constexpr uint32_t kNoPair = 0xffffffffu;       // key of a position past the last pair
 constexpr int64_t kMaxTiles = 2048;             // tile_counts + tile_before: 8 bytes per (tile, expert) of workspace
+constexpr int64_t kMaxJoinedTiles = 32;         // each block of the joined launch reads tiles x E published counts
 
 // route_kernel's dynamic shared memory: per expert row_base 8, limit 4, chunk_start 4 (+ 4 once), warp_hist
 // 2 x kRouteWarps; per pair of a chunk its staged token id 4 and expert 2. E = 1024: 45060 bytes (< 48 KiB).
@@ -119,14 +125,16 @@ __global__ void __launch_bounds__(kRouteThreads) prefix_kernel(const int* __rest
   if (threadIdx.x == 0) total[e] = carry;
 }
 
-// Everything else, one block per tile (see the top of the file). tile_before == nullptr: one tile, counted here.
-// Shared memory: route_shared_bytes(E).
+// Everything else, one block per tile (see the top of the file). tile_before == nullptr: the tile is counted here,
+// and with more than one tile (a cooperative launch) its histogram goes to published[tile * E + e] and every block
+// sums the tiles' columns after the grid's barrier. Shared memory: route_shared_bytes(E).
 template <typename Id>
 __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restrict__ ids, int64_t n,
                                                               MoeRouteShape shape, int64_t chunks,
                                                               int64_t chunks_per_tile,
                                                               const int* __restrict__ tile_before,
                                                               const int* __restrict__ tile_total,
+                                                              int* __restrict__ published,
                                                               int64_t* __restrict__ counts,
                                                               int64_t* __restrict__ offsets,
                                                               int64_t* __restrict__ slots,
@@ -158,6 +166,21 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
       uint32_t more[kItems];
       load_keys(ids, n, chunk, experts, more);
       count_keys(more, experts, total);
+    }
+    if (gridDim.x > 1) {  // the joined launch: every tile's histogram, then this tile's view of them
+      __syncthreads();
+      for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) published[blockIdx.x * experts + e] = total[e];
+      cooperative_groups::this_grid().sync();
+      for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) {
+        int sum = 0, earlier = 0;
+        for (int64_t t = 0; t < gridDim.x; ++t) {
+          const int c = published[t * experts + e];
+          sum += c;
+          earlier += t < blockIdx.x ? c : 0;
+        }
+        total[e] = sum;  // each thread rewrites only its own experts
+        before[e] = earlier;
+      }
     }
   } else {
     for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) {
@@ -295,7 +318,19 @@ void route_fast(const Id* ids, int64_t n, MoeRouteShape shape, int64_t* counts, 
                 int64_t* token_ids, int64_t* num_dropped, Workspace& workspace, cudaStream_t stream) {
   const int64_t experts = shape.num_experts;
   const TilePlan plan = plan_tiles(n, experts);
+  const size_t shared = route_shared_bytes(experts);
   int *tile_before = nullptr, *tile_total = nullptr;
+  // A cooperative launch needs every block resident at once: at most one block per SM is always possible.
+  if (plan.tiles > 1 && plan.tiles <= std::min<int64_t>(kMaxJoinedTiles, current_device_info().sm_count)) {
+    auto* published = static_cast<int*>(workspace.allocate(sizeof(int) * plan.tiles * experts));
+    int64_t chunks = plan.chunks, per_tile = plan.chunks_per_tile;
+    void* args[] = {(void*)&ids, &n,          &shape,  &chunks, &per_tile,  &tile_before, &tile_total,
+                    &published,  &counts,     &offsets, &slots, &token_ids, &num_dropped};
+    GPUPRIM_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&route_kernel<Id>),
+                                                   dim3(unsigned(plan.tiles)), dim3(kRouteThreads), args, shared,
+                                                   stream));
+    return;
+  }
   if (plan.tiles > 1) {
     // One allocation for the three arrays (each allocation is host time in a small MoE step).
     auto* tile_counts = static_cast<int*>(workspace.allocate(sizeof(int) * (2 * plan.tiles + 1) * experts));
@@ -308,9 +343,9 @@ void route_fast(const Id* ids, int64_t n, MoeRouteShape shape, int64_t* counts, 
                                                                    tile_total);
     GPUPRIM_LAUNCH_CHECK();
   }
-  route_kernel<Id><<<unsigned(plan.tiles), kRouteThreads, route_shared_bytes(experts), stream>>>(
-      ids, n, shape, plan.chunks, plan.chunks_per_tile, tile_before, tile_total, counts, offsets, slots, token_ids,
-      num_dropped);
+  route_kernel<Id><<<unsigned(plan.tiles), kRouteThreads, shared, stream>>>(
+      ids, n, shape, plan.chunks, plan.chunks_per_tile, tile_before, tile_total, nullptr, counts, offsets, slots,
+      token_ids, num_dropped);
   GPUPRIM_LAUNCH_CHECK();
 }
 
