@@ -321,7 +321,7 @@ void route_fast(const Id* ids, int64_t n, MoeRouteShape shape, int64_t* counts, 
   const size_t shared = route_shared_bytes(experts);
   int *tile_before = nullptr, *tile_total = nullptr;
   // A cooperative launch needs every block resident at once: at most one block per SM is always possible.
-  if (plan.tiles > 1 && plan.tiles <= std::min<int64_t>(kMaxJoinedTiles, current_device_info().sm_count)) {
+  if (plan.tiles > 1 && plan.tiles <= kMaxJoinedTiles && plan.tiles <= current_device_info().sm_count) {
     auto* published = static_cast<int*>(workspace.allocate(sizeof(int) * plan.tiles * experts));
     int64_t chunks = plan.chunks, per_tile = plan.chunks_per_tile;
     void* args[] = {(void*)&ids, &n,          &shape,  &chunks, &per_tile,  &tile_before, &tile_total,

@@ -54,9 +54,10 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_autograd(const at::Tensor& logits
                                                         std::optional<int64_t> num_groups,
                                                         std::optional<int64_t> topk_groups, double scaling,
                                                         std::optional<at::ScalarType> gate_dtype) {
-  const bool post = scaling != 1.0 || (gate_dtype.has_value() && *gate_dtype != at::kFloat);
-  if (post && !(at::GradMode::is_enabled() && logits.requires_grad())) {
-    at::AutoDispatchBelowADInplaceOrView guard;  // nothing to differentiate: the fused kernel does it all
+  if (!(at::GradMode::is_enabled() && logits.requires_grad())) {
+    // Nothing to differentiate: no autograd node (its host cost is most of a small call's), and the fused
+    // kernel applies scaling and gate_dtype itself.
+    at::AutoDispatchBelowADInplaceOrView guard;
     return gpuprim::topk_gating(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling, gate_dtype);
   }
   return as_tuple<2>(
