@@ -125,10 +125,11 @@ __global__ void __launch_bounds__(kRouteThreads) prefix_kernel(const int* __rest
   if (threadIdx.x == 0) total[e] = carry;
 }
 
-// Everything else, one block per tile (see the top of the file). tile_before == nullptr: the tile is counted here,
-// and with more than one tile (a cooperative launch) its histogram goes to published[tile * E + e] and every block
-// sums the tiles' columns after the grid's barrier. Shared memory: route_shared_bytes(E).
-template <typename Id>
+// Everything else, one block per tile (see the top of the file). tile_before == nullptr: the tile is counted here;
+// Joined (a cooperative launch of several tiles): its histogram goes to published[tile * E + e] and every block
+// sums the tiles' columns after the grid's barrier (a template flag: the barrier costs the other launches 16
+// registers). Shared memory: route_shared_bytes(E).
+template <typename Id, bool Joined>
 __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restrict__ ids, int64_t n,
                                                               MoeRouteShape shape, int64_t chunks,
                                                               int64_t chunks_per_tile,
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(const Id* __restri
       load_keys(ids, n, chunk, experts, more);
       count_keys(more, experts, total);
     }
-    if (gridDim.x > 1) {  // the joined launch: every tile's histogram, then this tile's view of them
+    if constexpr (Joined) {  // every tile's histogram, then this tile's view of them
       __syncthreads();
       for (int64_t e = threadIdx.x; e < experts; e += kRouteThreads) published[blockIdx.x * experts + e] = total[e];
       cooperative_groups::this_grid().sync();
@@ -326,7 +327,7 @@ void route_fast(const Id* ids, int64_t n, MoeRouteShape shape, int64_t* counts, 
     int64_t chunks = plan.chunks, per_tile = plan.chunks_per_tile;
     void* args[] = {(void*)&ids, &n,          &shape,  &chunks, &per_tile,  &tile_before, &tile_total,
                     &published,  &counts,     &offsets, &slots, &token_ids, &num_dropped};
-    GPUPRIM_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&route_kernel<Id>),
+    GPUPRIM_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&route_kernel<Id, true>),
                                                    dim3(unsigned(plan.tiles)), dim3(kRouteThreads), args, shared,
                                                    stream));
     return;
@@ -343,7 +344,7 @@ void route_fast(const Id* ids, int64_t n, MoeRouteShape shape, int64_t* counts, 
                                                                    tile_total);
     GPUPRIM_LAUNCH_CHECK();
   }
-  route_kernel<Id><<<unsigned(plan.tiles), kRouteThreads, shared, stream>>>(
+  route_kernel<Id, false><<<unsigned(plan.tiles), kRouteThreads, shared, stream>>>(
       ids, n, shape, plan.chunks, plan.chunks_per_tile, tile_before, tile_total, nullptr, counts, offsets, slots,
       token_ids, num_dropped);
   GPUPRIM_LAUNCH_CHECK();
