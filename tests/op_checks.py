@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import pytest
 import torch
 
 
@@ -103,6 +104,27 @@ def check_no_sync_and_graph_capture(fn: Callable[[], object], replays: int = 1) 
         torch.cuda.synchronize()
         for a, b in zip(eager, captured):
             torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=0)
+
+
+def check_no_grad_fast_path(fn: Callable[[torch.Tensor], object], x: torch.Tensor) -> None:
+    """An op whose Autograd kernel skips the autograd node when nothing needs one: the same values with and
+    without a gradient to record, no grad_fn without one, and a forward-mode tangent is refused (the autograd
+    Function has no jvp), never silently dropped."""
+    import torch.autograd.forward_ad as fwAD
+
+    plain = _as_list(fn(x))
+    with torch.no_grad():
+        no_grad = _as_list(fn(x.clone().requires_grad_(x.is_floating_point())))
+    tracked = _as_list(fn(x.clone().requires_grad_()))
+    for a, b, c in zip(plain, no_grad, tracked):
+        assert a.grad_fn is None and b.grad_fn is None, "a call with nothing to differentiate recorded a node"
+        torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=0)
+        torch.testing.assert_close(a, c.detach(), equal_nan=True, rtol=0, atol=0)
+    assert tracked[0].grad_fn is not None, "the differentiable output of a tracked call has no grad_fn"
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, torch.ones_like(x))
+        with pytest.raises(RuntimeError, match="jvp is not implemented"):
+            fn(dual)
 
 
 def _as_list(out) -> list:

@@ -13,6 +13,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     opcheck_sample_ok,
     run_opcheck,
@@ -257,3 +258,9 @@ def test_more_than_2pow31_elements():
     kept = torch.arange(k, device="cuda") * 3 % 251
     assert torch.equal(out[:k], kept.to(torch.uint8))
     assert bool((out[k:] == 0).all())
+
+
+def test_no_grad_fast_path(device):
+    x = torch.randn(300, dtype=torch.float64, device=device)
+    mask = torch.rand(300, device=device) < 0.4
+    check_no_grad_fast_path(lambda t: gpuprim.compact(t, mask), x)

@@ -7,6 +7,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     opcheck_sample_ok,
     run_opcheck,
@@ -194,3 +195,8 @@ def test_long_row_algorithms(algo, monkeypatch):
         assert_deterministic(lambda: gpuprim.cumsum(halves, -1), runs=3)
         ints = torch.randint(-5, 5, shape, generator=g, dtype=torch.int32).cuda()
         assert torch.equal(gpuprim.cumsum(ints, -1, reverse=True), reference_cumsum(ints, -1, False, True))
+
+
+def test_no_grad_fast_path(device):
+    x = torch.randn(6, 70, dtype=torch.float64, device=device)
+    check_no_grad_fast_path(lambda t: gpuprim.cumsum(t, 1, exclusive=True), x)

@@ -5,7 +5,7 @@ import torch
 from test_compact import MASKS, bits, make_mask
 
 import gpuprim
-from op_checks import assert_bitwise_equal, check_compiles, opcheck_sample_ok, run_opcheck
+from op_checks import assert_bitwise_equal, check_compiles, check_no_grad_fast_path, opcheck_sample_ok, run_opcheck
 from samples import FLOAT_DTYPES, INT_DTYPES, value_samples
 
 DTYPES = FLOAT_DTYPES + INT_DTYPES + (torch.bool,)
@@ -120,3 +120,9 @@ def test_cuda_large():
     mask = torch.rand(n, device="cuda") < 0.5
     for view_x, view_mask in ((x, mask), (x[3:], mask[3:]), (x.double(), mask)):
         check_masked_select(view_x, view_mask)
+
+
+def test_no_grad_fast_path(device):
+    x = torch.randn(300, dtype=torch.float64, device=device)
+    mask = torch.rand(300, device=device) < 0.4
+    check_no_grad_fast_path(lambda t: gpuprim.masked_select(t, mask), x)

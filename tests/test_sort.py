@@ -12,6 +12,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     opcheck_sample_ok,
     run_opcheck,
@@ -355,3 +356,8 @@ def test_more_than_2pow31_elements():
     assert indices[probes].tolist() == [0, 3 * (count_neg - 1), 2, 2 + 3 * (count_zero - 1), 1,
                                         1 + 3 * ((n - 2) // 3)]
     assert bool((values[1:] >= values[:-1]).all())
+
+
+def test_no_grad_fast_path(device):
+    x = torch.randn(6, 70, dtype=torch.float64, device=device)
+    check_no_grad_fast_path(lambda t: gpuprim.sort(t, 1, descending=True), x)

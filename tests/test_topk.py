@@ -13,6 +13,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     opcheck_sample_ok,
     run_opcheck,
@@ -498,3 +499,8 @@ def test_more_than_2pow31_elements():
     y[0, -3:] = torch.tensor([1.0, 2.0, 1.0], dtype=torch.float16, device="cuda")
     values, indices = gpuprim.topk(y, 3)
     assert values.tolist() == [[2.0, 1.0, 1.0]] and indices.tolist() == [[n - 2, n - 3, n - 1]]
+
+
+def test_no_grad_fast_path(device):
+    x = torch.randn(6, 70, dtype=torch.float64, device=device)
+    check_no_grad_fast_path(lambda t: gpuprim.topk(t, 5, 1), x)

@@ -13,6 +13,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     run_opcheck,
 )
@@ -231,3 +232,11 @@ def test_cuda_no_sync_and_graph_capture():
     check_no_sync_and_graph_capture(lambda: gpuprim.topk_gating(logits[:, :64], 2, "sigmoid", False))
     wide = torch.randn(64, 1000, device="cuda")
     check_no_sync_and_graph_capture(lambda: gpuprim.topk_gating(wide, 40))  # general path
+
+
+@pytest.mark.parametrize("options", [{}, {"scaling": 2.5, "gate_dtype": torch.bfloat16}], ids=["plain", "scaled_bf16"])
+def test_no_grad_fast_path(device, options):
+    """Without a gradient to record the fused kernel applies scaling and gate_dtype: the same bits as the
+    autograd Function's multiply and cast."""
+    x = torch.randn(40, 64, device=device)
+    check_no_grad_fast_path(lambda t: gpuprim.topk_gating(t, 4, **options), x)

@@ -3,6 +3,7 @@
 #include <torch/autograd.h>
 
 #include <cstddef>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -19,6 +20,14 @@ inline torch::autograd::variable_list with_integer_outputs(torch::autograd::Auto
   differentiable.insert(differentiable.end(), integer.begin(), integer.end());
   return differentiable;
 }
+
+// Whether autograd has work for a call with these inputs: a gradient to record (grad mode on and an input that
+// requires grad) or a forward-mode tangent, which the Functions reject (torch raises) rather than drop. Without
+// either, an Autograd kernel may call the op below autograd and skip a node's host cost.
+inline bool autograd_needed(const at::Tensor& t) {
+  return (at::GradMode::is_enabled() && t.requires_grad()) || t._fw_grad(/*level=*/0).defined();
+}
+inline bool autograd_needed(const std::optional<at::Tensor>& t) { return t.has_value() && autograd_needed(*t); }
 
 namespace detail {
 template <std::size_t... I>

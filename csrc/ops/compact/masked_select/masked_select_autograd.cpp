@@ -7,6 +7,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -35,6 +36,10 @@ class MaskedSelectFunction : public torch::autograd::Function<MaskedSelectFuncti
 };
 
 at::Tensor masked_select_autograd(const at::Tensor& x, const at::Tensor& mask) {
+  if (!autograd_needed(x)) {  // nothing to record: the op below autograd, without a node's host cost
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::masked_select(x, mask);
+  }
   return MaskedSelectFunction::apply(x, mask);
 }
 

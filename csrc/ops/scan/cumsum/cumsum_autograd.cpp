@@ -3,6 +3,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -29,6 +30,10 @@ class CumsumFunction : public torch::autograd::Function<CumsumFunction> {
 };
 
 at::Tensor cumsum_autograd(const at::Tensor& x, int64_t dim, bool exclusive, bool reverse) {
+  if (!autograd_needed(x)) {  // nothing to record: the op below autograd, without a node's host cost
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::cumsum(x, dim, exclusive, reverse);
+  }
   return CumsumFunction::apply(x, dim, exclusive, reverse);
 }
 

@@ -34,6 +34,10 @@ class SortFunction : public torch::autograd::Function<SortFunction> {
 };
 
 std::tuple<at::Tensor, at::Tensor> sort_autograd(const at::Tensor& x, int64_t dim, bool descending) {
+  if (!autograd_needed(x)) {  // nothing to record: the op below autograd, without a node's host cost
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::sort(x, dim, descending);
+  }
   return as_tuple<2>(SortFunction::apply(x, dim, descending));
 }
 

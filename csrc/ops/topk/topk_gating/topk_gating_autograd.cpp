@@ -54,7 +54,7 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_autograd(const at::Tensor& logits
                                                         std::optional<int64_t> num_groups,
                                                         std::optional<int64_t> topk_groups, double scaling,
                                                         std::optional<at::ScalarType> gate_dtype) {
-  if (!(at::GradMode::is_enabled() && logits.requires_grad())) {
+  if (!autograd_needed(logits) && !autograd_needed(bias)) {
     // Nothing to differentiate: no autograd node (its host cost is most of a small call's), and the fused
     // kernel applies scaling and gate_dtype itself.
     at::AutoDispatchBelowADInplaceOrView guard;
