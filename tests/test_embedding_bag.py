@@ -11,6 +11,7 @@ from op_checks import (
     assert_bitwise_equal,
     assert_deterministic,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     run_opcheck,
 )
@@ -500,3 +501,11 @@ def test_cuda_dense_gradient_writes_every_row(mode, dtype):
     assert not gw.isnan().any()
     assert (gw.cpu()[n_rows - 10:n_rows - 6] == 0).all()
     torch.testing.assert_close(gw.cpu(), expected, rtol=tol, atol=tol * (expected.abs().max().item() + 1))
+
+
+@pytest.mark.parametrize("mode", ["sum", "max"])
+def test_no_grad_fast_path(device, mode):
+    weight = torch.randn(50, 12, dtype=torch.float64, device=device)
+    indices = torch.randint(0, 50, (40,), device=device)
+    offsets = torch.tensor([0, 7, 7, 20, 33], device=device)
+    check_no_grad_fast_path(lambda w: gpuprim.embedding_bag(w, indices, offsets, mode), weight)

@@ -8,6 +8,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     run_opcheck,
 )
@@ -346,3 +347,10 @@ def test_in_place_opcheck_and_compile(device, deterministic_mode):
         return c
 
     check_compiles(fn, input, index, source)
+
+
+def test_no_grad_fast_path(device):
+    source = torch.randn(30, 5, dtype=torch.float64, device=device)
+    index = torch.randint(0, 8, (30,), device=device)
+    target = torch.zeros(8, 5, dtype=torch.float64, device=device)
+    check_no_grad_fast_path(lambda s: gpuprim.index_add(target, 0, index, s), source)

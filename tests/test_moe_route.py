@@ -20,6 +20,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     run_opcheck,
 )
@@ -675,3 +676,12 @@ def test_cuda_beyond_int32_elements():
     torch.testing.assert_close(out.float(), hidden.float() * k, rtol=1e-2, atol=1e-2)
     del permuted
     assert bool((routing.counts.sum() == tokens * k).item())
+
+
+def test_no_grad_fast_path(device):
+    expert_ids, gates = reference_gating(make_logits(24, 8, "randn", seed=3), 2)
+    routing = routing_for(expert_ids.to(device), gates.to(device), 8, None, 4, "position")
+    hidden = torch.randn(24, 16, dtype=torch.float64, device=device)
+    check_no_grad_fast_path(lambda h: gpuprim.moe_permute(h, routing), hidden)
+    expert_out = gpuprim.moe_permute(hidden, routing)
+    check_no_grad_fast_path(lambda e: gpuprim.moe_unpermute(e, routing, gates.to(device, torch.float64)), expert_out)

@@ -8,6 +8,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     opcheck_sample_ok,
     run_opcheck,
@@ -410,3 +411,9 @@ def test_more_than_2pow31_elements():
     for reduce, middle in (("sum", 2.0), ("max", 2.0), ("min", 0.0)):
         out = gpuprim.segment_reduce(src, offsets, reduce).float().cpu()
         assert out[1, 5].item() == middle and out[2, 0].item() == 3.0 and out[0].abs().sum().item() == 0, reduce
+
+
+def test_no_grad_fast_path(device):
+    src = torch.randn(40, 6, dtype=torch.float64, device=device)
+    offsets = torch.tensor([0, 3, 3, 17, 40], device=device)
+    check_no_grad_fast_path(lambda t: gpuprim.segment_reduce(t, offsets, "sum"), src)

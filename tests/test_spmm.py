@@ -9,6 +9,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     run_opcheck,
 )
@@ -373,3 +374,11 @@ def test_csr_transpose_bad_input_raises_on_cpu():
         gpuprim.csr_transpose(torch.tensor([0, 2]), torch.tensor([0, 9]), 4)
     with pytest.raises(ValueError, match=r"gpuprim.csr_transpose: crow\[1\] = 1 must be 2"):
         gpuprim.csr_transpose(torch.tensor([0, 1]), torch.tensor([0, 3]), 4)
+
+
+def test_no_grad_fast_path(device):
+    crow = torch.tensor([0, 2, 2, 5], device=device)
+    col = torch.tensor([0, 3, 1, 2, 3], device=device)
+    values = torch.randn(5, dtype=torch.float64, device=device)
+    dense = torch.randn(4, 6, dtype=torch.float64, device=device)
+    check_no_grad_fast_path(lambda d: gpuprim.spmm(crow, col, values, d), dense)

@@ -36,7 +36,8 @@ class CompactFunction : public torch::autograd::Function<CompactFunction> {
 
 std::tuple<at::Tensor, at::Tensor> compact_autograd(const at::Tensor& x, const at::Tensor& mask,
                                                     const std::optional<at::Scalar>& fill_value) {
-  if (!autograd_needed(x)) {  // nothing to record: the op below autograd, without a node's host cost
+  if (!autograd_needed(x)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
     at::AutoDispatchBelowADInplaceOrView guard;
     return gpuprim::compact(x, mask, fill_value);
   }

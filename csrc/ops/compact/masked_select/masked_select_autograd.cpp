@@ -27,16 +27,17 @@ class MaskedSelectFunction : public torch::autograd::Function<MaskedSelectFuncti
     const at::Tensor mask = ctx->get_saved_variables()[0];
     const auto sizes = ctx->saved_data["sizes"].toSymIntVector();
     // Over the broadcast shape of x and mask, then summed back to x's shape (as torch's backward).
-    const at::Tensor grad_full = at::zeros_symint(at::infer_size_symdimvector(sizes, mask.sym_sizes()),
-                                                  grads[0].options())
-                                     .masked_scatter(mask, grads[0]);
+    const at::Tensor grad_full =
+        at::zeros_symint(at::infer_size_symdimvector(sizes, mask.sym_sizes()), grads[0].options())
+            .masked_scatter(mask, grads[0]);
     const at::Tensor grad_x = at::sum_to(grad_full, sizes);
     return {grad_x, at::Tensor()};
   }
 };
 
 at::Tensor masked_select_autograd(const at::Tensor& x, const at::Tensor& mask) {
-  if (!autograd_needed(x)) {  // nothing to record: the op below autograd, without a node's host cost
+  if (!autograd_needed(x)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
     at::AutoDispatchBelowADInplaceOrView guard;
     return gpuprim::masked_select(x, mask);
   }

@@ -10,7 +10,9 @@
 namespace gpuprim {
 namespace {
 
-std::optional<at::Tensor> maybe(const at::Tensor& t) { return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt; }
+std::optional<at::Tensor> maybe(const at::Tensor& t) {
+  return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt;
+}
 
 class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFunction> {
  public:
@@ -23,9 +25,9 @@ class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFuncti
     at::Tensor out, bag_size, max_indices;
     {
       at::AutoDispatchBelowADInplaceOrView guard;
-      std::tie(out, bag_size, max_indices) = gpuprim::embedding_bag(
-          weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset, sparse,
-          scale_grad_by_freq);
+      std::tie(out, bag_size, max_indices) =
+          gpuprim::embedding_bag(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset,
+                                 sparse, scale_grad_by_freq);
     }
     ctx->saved_data["mode"] = std::string(mode);
     ctx->saved_data["padding_idx"] = padding_idx.has_value() ? c10::IValue(*padding_idx) : c10::IValue();
@@ -44,7 +46,8 @@ class EmbeddingBagFunction : public torch::autograd::Function<EmbeddingBagFuncti
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& weight = saved[0];
     const c10::IValue padding = ctx->saved_data["padding_idx"];
-    const std::optional<int64_t> padding_idx = padding.isNone() ? std::nullopt : std::optional<int64_t>(padding.toInt());
+    const std::optional<int64_t> padding_idx =
+        padding.isNone() ? std::nullopt : std::optional<int64_t>(padding.toInt());
     const bool sparse = ctx->saved_data["sparse"].toBool();
     auto [grad_weight, rows, num_rows, grad_psw] = gpuprim::embedding_bag_backward(
         grads[0], weight, saved[1], maybe(saved[2]), saved[3], saved[4], maybe(saved[5]),
@@ -67,6 +70,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_autograd(
     const at::Tensor& weight, const at::Tensor& indices, const std::optional<at::Tensor>& offsets,
     c10::string_view mode, const std::optional<at::Tensor>& per_sample_weights, std::optional<int64_t> padding_idx,
     bool include_last_offset, bool sparse, bool scale_grad_by_freq) {
+  if (!autograd_needed(weight) && !autograd_needed(per_sample_weights)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::embedding_bag(weight, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset,
+                                  sparse, scale_grad_by_freq);
+  }
   return as_tuple<3>(EmbeddingBagFunction::apply(weight, indices, offsets, mode, per_sample_weights, padding_idx,
                                                  include_last_offset, sparse, scale_grad_by_freq));
 }

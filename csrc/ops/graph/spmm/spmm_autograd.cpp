@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/torch_utils.h"
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -43,8 +44,8 @@ std::pair<at::Tensor, at::Tensor> extreme_backward(const at::Tensor& grad, const
                                  .scatter_reduce(0, row_index, clean, max ? "amax" : "amin", /*include_self=*/false);
   const at::Tensor row_has_nan = at::zeros_symint({rows, features}, products.options().dtype(at::kInt))
                                      .scatter_reduce(0, row_index, nan.to(at::kInt), "amax", /*include_self=*/true);
-  const at::Tensor hit = at::where(row_has_nan.index_select(0, row_of).to(at::kBool), nan,
-                                   clean == extreme.index_select(0, row_of));
+  const at::Tensor hit =
+      at::where(row_has_nan.index_select(0, row_of).to(at::kBool), nan, clean == extreme.index_select(0, row_of));
   const c10::Scalar none(nnz);  // past every position: no winner
   const at::Tensor position = at::arange(none, cols.options()).unsqueeze(1).expand_as(products);
   const at::Tensor first = at::full_symint({rows, features}, none, cols.options())
@@ -70,8 +71,7 @@ std::pair<at::Tensor, at::Tensor> extreme_backward(const at::Tensor& grad, const
 class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& crow, const at::Tensor& col,
-                            const std::optional<at::Tensor>& values, const at::Tensor& dense,
-                            c10::string_view reduce) {
+                            const std::optional<at::Tensor>& values, const at::Tensor& dense, c10::string_view reduce) {
     at::Tensor out;
     {
       at::AutoDispatchBelowADInplaceOrView guard;
@@ -118,6 +118,11 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
 
 at::Tensor spmm_autograd(const at::Tensor& crow, const at::Tensor& col, const std::optional<at::Tensor>& values,
                          const at::Tensor& dense, c10::string_view reduce) {
+  if (!autograd_needed(values) && !autograd_needed(dense)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::spmm(crow, col, values, dense, reduce);
+  }
   return SpmmFunction::apply(crow, col, values, dense, reduce);
 }
 

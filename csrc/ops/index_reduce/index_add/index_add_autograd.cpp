@@ -3,6 +3,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -43,8 +44,13 @@ class IndexAddFunction : public torch::autograd::Function<IndexAddFunction> {
   }
 };
 
-at::Tensor index_add_autograd(const at::Tensor& input, int64_t dim, const at::Tensor& index,
-                              const at::Tensor& source, const c10::Scalar& alpha, std::optional<bool> deterministic) {
+at::Tensor index_add_autograd(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                              const c10::Scalar& alpha, std::optional<bool> deterministic) {
+  if (!autograd_needed(input) && !autograd_needed(source)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::index_add(input, dim, index, source, alpha, deterministic);
+  }
   return IndexAddFunction::apply(input, dim, index, source, alpha, deterministic);
 }
 

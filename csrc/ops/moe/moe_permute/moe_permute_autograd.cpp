@@ -4,6 +4,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -30,6 +31,11 @@ class MoePermuteFunction : public torch::autograd::Function<MoePermuteFunction> 
 };
 
 at::Tensor moe_permute_autograd(const at::Tensor& hidden, const at::Tensor& token_ids, const at::Tensor& slots) {
+  if (!autograd_needed(hidden)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::moe_permute(hidden, token_ids, slots);
+  }
   return MoePermuteFunction::apply(hidden, token_ids, slots);
 }
 

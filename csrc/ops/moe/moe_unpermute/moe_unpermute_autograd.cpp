@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -37,6 +38,11 @@ class MoeUnpermuteFunction : public torch::autograd::Function<MoeUnpermuteFuncti
 
 at::Tensor moe_unpermute_autograd(const at::Tensor& expert_out, const at::Tensor& slots,
                                   const std::optional<at::Tensor>& gates) {
+  if (!autograd_needed(expert_out) && !autograd_needed(gates)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::moe_unpermute(expert_out, slots, gates);
+  }
   return MoeUnpermuteFunction::apply(expert_out, slots, gates);
 }
 

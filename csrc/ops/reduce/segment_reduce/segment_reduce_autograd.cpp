@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -61,6 +62,11 @@ class SegmentReduceFunction : public torch::autograd::Function<SegmentReduceFunc
 
 at::Tensor segment_reduce_autograd(const at::Tensor& src, const at::Tensor& offsets, c10::string_view reduce,
                                    int64_t dim) {
+  if (!autograd_needed(src)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::segment_reduce(src, offsets, reduce, dim);
+  }
   return SegmentReduceFunction::apply(src, offsets, reduce, dim);
 }
 

@@ -22,15 +22,16 @@ class CumsumFunction : public torch::autograd::Function<CumsumFunction> {
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    const at::Tensor grad_x = gpuprim::cumsum(grads[0], ctx->saved_data["dim"].toInt(),
-                                              ctx->saved_data["exclusive"].toBool(),
-                                              !ctx->saved_data["reverse"].toBool());
+    const at::Tensor grad_x =
+        gpuprim::cumsum(grads[0], ctx->saved_data["dim"].toInt(), ctx->saved_data["exclusive"].toBool(),
+                        !ctx->saved_data["reverse"].toBool());
     return {grad_x, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 at::Tensor cumsum_autograd(const at::Tensor& x, int64_t dim, bool exclusive, bool reverse) {
-  if (!autograd_needed(x)) {  // nothing to record: the op below autograd, without a node's host cost
+  if (!autograd_needed(x)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
     at::AutoDispatchBelowADInplaceOrView guard;
     return gpuprim::cumsum(x, dim, exclusive, reverse);
   }

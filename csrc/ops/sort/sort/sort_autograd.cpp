@@ -12,8 +12,8 @@ namespace {
 
 class SortFunction : public torch::autograd::Function<SortFunction> {
  public:
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
-                                                int64_t dim, bool descending) {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, int64_t dim,
+                                                bool descending) {
     at::AutoDispatchBelowADInplaceOrView guard;
     auto [values, indices] = gpuprim::sort(x, dim, descending);
     ctx->saved_data["dim"] = dim;
@@ -34,7 +34,8 @@ class SortFunction : public torch::autograd::Function<SortFunction> {
 };
 
 std::tuple<at::Tensor, at::Tensor> sort_autograd(const at::Tensor& x, int64_t dim, bool descending) {
-  if (!autograd_needed(x)) {  // nothing to record: the op below autograd, without a node's host cost
+  if (!autograd_needed(x)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
     at::AutoDispatchBelowADInplaceOrView guard;
     return gpuprim::sort(x, dim, descending);
   }

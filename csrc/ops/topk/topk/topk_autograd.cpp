@@ -35,7 +35,8 @@ class TopkFunction : public torch::autograd::Function<TopkFunction> {
 
 std::tuple<at::Tensor, at::Tensor> topk_autograd(const at::Tensor& x, c10::SymInt k, int64_t dim, bool largest,
                                                  bool sorted) {
-  if (!autograd_needed(x)) {  // nothing to record: the op below autograd, without a node's host cost
+  if (!autograd_needed(x)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
     at::AutoDispatchBelowADInplaceOrView guard;
     return gpuprim::topk_symint(x, std::move(k), dim, largest, sorted);
   }
