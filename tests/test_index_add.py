@@ -335,6 +335,12 @@ def test_in_place_not_differentiable(device):
     with torch.no_grad():
         gpuprim.index_add_(input, 0, torch.tensor([0, 1], device=device), source)
     assert input.sum().item() == 6.0
+    import torch.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():  # a tangent would be left stale: refused as well
+        dual = fwAD.make_dual(torch.zeros(4, 3, device=device), torch.ones(4, 3, device=device))
+        with pytest.raises(RuntimeError, match="not differentiable"):
+            gpuprim.index_add_(dual, 0, torch.tensor([0, 1], device=device), torch.ones(2, 3, device=device))
 
 
 def test_in_place_opcheck_and_compile(device, deterministic_mode):

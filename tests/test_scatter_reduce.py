@@ -8,6 +8,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     run_opcheck,
 )
@@ -341,3 +342,24 @@ def test_cuda_more_than_2_pow_32_destinations():
         assert torch.equal(out[base:], expected_tail.to(torch.int8)), f"det={deterministic}"
         assert int(torch.count_nonzero(out[:base])) == 0
         del out
+
+
+@pytest.mark.parametrize("reduce", ["sum", "amax"])
+def test_no_grad_fast_path(device, reduce):
+    src = torch.randn(30, 4, dtype=torch.float64, device=device)
+    index = torch.randint(0, 6, (30, 4), device=device)
+    target = torch.randn(6, 4, dtype=torch.float64, device=device)
+    check_no_grad_fast_path(lambda s: gpuprim.scatter_reduce(target, 0, index, s, reduce), src)
+    check_no_grad_fast_path(lambda s: gpuprim.scatter_add(target, 0, index, s), src)
+
+
+def test_in_place_refuses_a_tangent(device):
+    import torch.autograd.forward_ad as fwAD
+
+    index = torch.tensor([[0, 1, 2]], device=device)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(torch.zeros(3, 3, device=device), torch.ones(3, 3, device=device))
+        with pytest.raises(RuntimeError, match="not differentiable"):
+            gpuprim.scatter_reduce_(dual, 0, index, torch.ones(1, 3, device=device), "sum")
+        with pytest.raises(RuntimeError, match="not differentiable"):
+            gpuprim.scatter_add_(dual, 0, index, torch.ones(1, 3, device=device))

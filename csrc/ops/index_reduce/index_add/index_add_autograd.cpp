@@ -54,11 +54,12 @@ at::Tensor index_add_autograd(const at::Tensor& input, int64_t dim, const at::Te
   return IndexAddFunction::apply(input, dim, index, source, alpha, deterministic);
 }
 
-// The in-place variant is not differentiable: an immediate error if grad mode would need it; otherwise it
-// runs below autograd and bumps input's version counter (saved tensors then catch the mutation).
+// The in-place variant is not differentiable: an immediate error if autograd would need it (a gradient or a
+// forward-mode tangent); otherwise it runs below autograd and bumps input's version counter (saved tensors then
+// catch the mutation).
 void index_add_autograd_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                          const c10::Scalar& alpha, std::optional<bool> deterministic) {
-  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || source.requires_grad())),
+  TORCH_CHECK(!autograd_needed(input) && !autograd_needed(source),
               "gpuprim.index_add_: the in-place variant is not differentiable; use gpuprim.index_add");
   {
     at::AutoDispatchBelowADInplaceOrView guard;

@@ -5,6 +5,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -46,8 +47,8 @@ class ScatterReduceFunction : public torch::autograd::Function<ScatterReduceFunc
     // src itself only when its gradient needs its values (amax/amin) or its shape (index smaller than src).
     const bool padded = !index.sym_sizes().equals(src.sym_sizes());
     ctx->saved_data["padded"] = padded;
-    ctx->save_for_backward({index, extreme ? input : at::Tensor(), extreme || padded ? src : at::Tensor(),
-                            extreme ? out : at::Tensor()});
+    ctx->save_for_backward(
+        {index, extreme ? input : at::Tensor(), extreme || padded ? src : at::Tensor(), extreme ? out : at::Tensor()});
     return out;
   }
 
@@ -126,17 +127,21 @@ class ScatterAddFunction : public torch::autograd::Function<ScatterAddFunction> 
   }
 };
 
-at::Tensor scatter_reduce_autograd(const at::Tensor& input, int64_t dim, const at::Tensor& index,
-                                   const at::Tensor& src, c10::string_view reduce, bool include_self,
-                                   std::optional<bool> deterministic) {
+at::Tensor scatter_reduce_autograd(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                   c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
+  if (!autograd_needed(input) && !autograd_needed(src)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::scatter_reduce(input, dim, index, src, reduce, include_self, deterministic);
+  }
   return ScatterReduceFunction::apply(input, dim, index, src, reduce, include_self, deterministic);
 }
 
-// The in-place variant is not differentiable: an immediate error if grad mode would need it; otherwise it
-// runs below autograd and bumps input's version counter.
+// The in-place variant is not differentiable: an immediate error if autograd would need it (a gradient or a
+// forward-mode tangent); otherwise it runs below autograd and bumps input's version counter.
 void scatter_reduce_autograd_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                               c10::string_view reduce, bool include_self, std::optional<bool> deterministic) {
-  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || src.requires_grad())),
+  TORCH_CHECK(!autograd_needed(input) && !autograd_needed(src),
               "gpuprim.scatter_reduce_: the in-place variant is not differentiable; use gpuprim.scatter_reduce");
   {
     at::AutoDispatchBelowADInplaceOrView guard;
@@ -147,12 +152,17 @@ void scatter_reduce_autograd_(const at::Tensor& input, int64_t dim, const at::Te
 
 at::Tensor scatter_add_autograd(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                                 std::optional<bool> deterministic) {
+  if (!autograd_needed(input) && !autograd_needed(src)) {
+    // Nothing to record: the op below autograd, without a node's host cost.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return gpuprim::scatter_add(input, dim, index, src, deterministic);
+  }
   return ScatterAddFunction::apply(input, dim, index, src, deterministic);
 }
 
 void scatter_add_autograd_(const at::Tensor& input, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                            std::optional<bool> deterministic) {
-  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || src.requires_grad())),
+  TORCH_CHECK(!autograd_needed(input) && !autograd_needed(src),
               "gpuprim.scatter_add_: the in-place variant is not differentiable; use gpuprim.scatter_add");
   {
     at::AutoDispatchBelowADInplaceOrView guard;
