@@ -12,6 +12,7 @@ from op_checks import (
     assert_deterministic,
     check_compiled_backward,
     check_compiles,
+    check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
     opcheck_sample_ok,
     run_opcheck,
@@ -540,3 +541,9 @@ def test_final_rounding_is_correct(device, out_dtype):
             assert_bitwise_equal(out, expected, f"{values} -> {out_dtype}")
             checked += 1
     assert checked == 240
+
+
+@pytest.mark.parametrize("op", [gpuprim.sum, gpuprim.mean], ids=["sum", "mean"])
+def test_no_grad_fast_path(device, op):
+    x = torch.randn(6, 70, dtype=torch.float64, device=device)
+    check_no_grad_fast_path(lambda t: op(t, 1), x)

@@ -4,6 +4,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
 #include "ops/reduce/sum/sum.h"
 
@@ -55,7 +56,7 @@ at::Tensor sum_autograd(const at::Tensor& x, at::OptionalIntArrayRef dim, bool k
                         std::optional<at::ScalarType> dtype) {
   // An integral dtype gives an integer result, which has no gradient (as in torch).
   const bool differentiable = !dtype.has_value() || at::isFloatingType(*dtype);
-  if (torch::autograd::GradMode::is_enabled() && x.requires_grad() && differentiable) {
+  if (autograd_needed(x) && differentiable) {  // a tangent too: the Function refuses it rather than drop it
     return SumFunction::apply(x, dim, keepdim, dtype, kMean);
   }
   at::AutoDispatchBelowADInplaceOrView guard;
