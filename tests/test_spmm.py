@@ -131,7 +131,7 @@ def test_matches_reference(device, reduce, dtype, index_dtype):
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("reduce", REDUCTIONS)
 def test_cuda_bitwise_equals_cpu(reduce, dtype, index_dtype):
-    """The CPU kernel follows the CUDA kernel's order (merge-path pieces, fused multiply-adds): same bits."""
+    """The CPU kernel follows the CUDA kernel's order (row chunks, lane trees, fused multiply-adds): same bits."""
     for name, crow, col, values, dense in make_cases(dtype, index_dtype) + large_cases(dtype, index_dtype):
         cpu = gpuprim.spmm(crow, col, values, dense, reduce)
         cuda = gpuprim.spmm(crow.cuda(), col.cuda(), None if values is None else values.cuda(), dense.cuda(), reduce)

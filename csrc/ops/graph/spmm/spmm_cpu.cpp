@@ -1,7 +1,6 @@
 // CPU kernels of gpuprim::spmm and its backward: the readable reference for the CUDA kernels, computing the
-// same values bit for bit. The order (prim/device/merge_path/merge_path.h): each row's nonzeros are cut at
-// the merge-path tile boundaries inside them; each piece is a left-to-right fold (fused multiply-adds for
-// sums) from the identity, then the non-empty pieces fold left to right.
+// same values bit for bit in the order of prim/device/merge_path/row_order.h (a row's chunks, each a fixed
+// reduction with fused multiply-adds for sums, folded left to right).
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
@@ -11,8 +10,7 @@
 
 #include "common/torch_utils.h"
 #include "ops/graph/spmm/spmm.h"
-#include "prim/device/merge_path/merge_path.h"
-#include "prim/device/merge_path/tuning_merge_path.h"
+#include "prim/device/merge_path/row_order.h"
 
 namespace gpuprim {
 
@@ -29,47 +27,49 @@ std::vector<int64_t> to_host(const at::Tensor& t) {
   return std::vector<int64_t>(c.const_data_ptr<int64_t>(), c.const_data_ptr<int64_t>() + c.numel());
 }
 
+// One chunk [start, start + count) of a row (row_order.h) into value[0 .. F).
+template <typename T, typename Acc>
+void chunk_value(const std::vector<int64_t>& col, const T* values, const T* dense, int64_t F, Reduce reduce,
+                 int64_t start, int64_t count, std::vector<Acc>& value) {
+  const auto product = [&](Acc acc, int64_t k, int64_t f) {
+    const Acc weight = values != nullptr ? static_cast<Acc>(values[k]) : Acc(1);
+    return accumulate(reduce, acc, static_cast<Acc>(dense[col[k] * F + f]), weight, values != nullptr);
+  };
+  if (F == 1) {  // lane chunk: kLanes strided folds, then the shuffle-down tree
+    constexpr int kLanes = merge_path::RowOrder::kLanes;
+    Acc lane[kLanes];
+    std::fill(lane, lane + kLanes, reducers::identity<Acc>(reduce));
+    for (int64_t p = 0; p < count; ++p) lane[p % kLanes] = product(lane[p % kLanes], start + p, 0);
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+      for (int v = 0; v < offset; ++v) lane[v] = accumulate(reduce, lane[v], lane[v + offset], Acc(1), false);
+    }
+    value[0] = lane[0];
+    return;
+  }
+  std::fill(value.begin(), value.end(), reducers::identity<Acc>(reduce));  // column chunk: left-to-right folds
+  for (int64_t k = start; k < start + count; ++k) {
+    for (int64_t f = 0; f < F; ++f) value[f] = product(value[f], k, f);
+  }
+}
+
 template <typename T, typename Acc>
 void spmm_cpu_kernel(const std::vector<int64_t>& crow, const std::vector<int64_t>& col, const T* values,
                      const T* dense, const SpmmShape& shape, Reduce reduce, T* out) {
   const int64_t F = shape.features;
-  const int64_t items = merge_path::tile_items(F);
-  const int64_t tiles = merge_path::tile_count(shape.rows, shape.nnz, items);
-  // The coordinates of the tile boundaries: boundary t cuts row cut_row[t] at nonzero cut_nz[t].
-  std::vector<int64_t> cut_row(tiles + 1), cut_nz(tiles + 1);
-  for (int64_t t = 0; t <= tiles; ++t) {
-    const auto c = merge_path::search(std::min(t * items, shape.rows + shape.nnz), crow.data(), shape.rows, shape.nnz);
-    cut_row[t] = c.row;
-    cut_nz[t] = c.nz;
-  }
+  const int64_t chunk = merge_path::chunk_size(F);
   const bool mean = reduce == Reduce::kMean;
   at::parallel_for(0, shape.rows, 64, [&](int64_t begin, int64_t end) {
     std::vector<Acc> total(F), piece(F);
     for (int64_t r = begin; r < end; ++r) {
       const int64_t lo = crow[r], hi = crow[r + 1];
-      bool any = false;
-      int64_t t = std::lower_bound(cut_row.begin(), cut_row.end(), r) - cut_row.begin();
-      int64_t start = lo;
-      while (start < hi) {
-        // The next cut strictly inside the row, else the row's end.
-        while (t <= tiles && cut_row[t] == r && cut_nz[t] <= start) ++t;
-        const int64_t stop = (t <= tiles && cut_row[t] == r && cut_nz[t] < hi) ? cut_nz[t] : hi;
-        std::fill(piece.begin(), piece.end(), reducers::identity<Acc>(reduce));
-        for (int64_t k = start; k < stop; ++k) {
-          const Acc weight = values != nullptr ? static_cast<Acc>(values[k]) : Acc(1);
-          const T* x = dense + col[k] * F;
-          for (int64_t f = 0; f < F; ++f) {
-            piece[f] = accumulate(reduce, piece[f], static_cast<Acc>(x[f]), weight, values != nullptr);
-          }
+      for (int64_t start = lo; start < hi; start += chunk) {
+        chunk_value<T, Acc>(col, values, dense, F, reduce, start, std::min(chunk, hi - start), piece);
+        for (int64_t f = 0; f < F; ++f) {
+          total[f] = start == lo ? piece[f] : accumulate(reduce, total[f], piece[f], Acc(1), false);
         }
-        for (int64_t f = 0; f < F; ++f) total[f] = any ? accumulate(reduce, total[f], piece[f], Acc(1), false) : piece[f];
-        any = true;
-        start = stop;
       }
       T* y = out + r * F;
-      for (int64_t f = 0; f < F; ++f) {
-        y[f] = static_cast<T>(any ? reducers::segment_value(mean, total[f], hi - lo) : Acc(0));
-      }
+      for (int64_t f = 0; f < F; ++f) y[f] = static_cast<T>(hi > lo ? reducers::segment_value(mean, total[f], hi - lo) : Acc(0));
     }
   });
 }

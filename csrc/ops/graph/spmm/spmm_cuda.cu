@@ -1,20 +1,23 @@
-// Launchers of gpuprim::spmm: a merge-path walk over rows + nonzeros (prim/device/merge_path), each tile
-// walked by a group of lanes spanning the feature columns, and a fix-up pass for rows cut by tile
-// boundaries; plus the values gradient (a dot product per nonzero).
+// Launchers of gpuprim::spmm, in the order of prim/device/merge_path/row_order.h (a row's chunks, each reduced
+// by a fixed pattern, folded left to right).
 //
-//   coords_kernel   the merge-path coordinate of every tile boundary
-//   tile_kernel     rows that end in a tile and began in it are stored; the piece of the row open at the
-//                   tile's end is stored as the tile's carry
-//   fixup_kernel    a row that began in an earlier tile is finished by the tile where it ends: its earlier
-//                   pieces (carries, in tile order) then its own last piece, folded left to right
-// No float atomics: bitwise reproducible, and equal to the CPU kernel (same pieces, same fused multiply-adds).
+//   ranges_kernel  merge-path ranges of rows + nonzeros (a binary search on each range's diagonal); checks crow
+//   rows_kernel    a warp (F == 1: lane chunks, short rows through shared-memory tiles) or a group of lanes
+//                  spanning the columns (F > 1) finishes each row of its range; rows longer than the split
+//                  threshold are registered for the two passes below instead
+//   split_kernel   every chunk of the registered rows, one a warp or group: its value into a workspace slot
+//   fold_kernel    each registered row's chunk values folded left to right, then stored
+// No float atomics: bitwise reproducible, and equal to the CPU kernel (same chunks, trees and fused multiply-adds).
+// The device pieces are in spmm_chunks.cuh, the values gradient in spmm_backward_cuda.cu.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
+#include "ops/graph/spmm/spmm_chunks.cuh"
 #include "ops/graph/spmm/spmm_launch.h"
 #include "prim/device/merge_path/csr_check.cuh"
 #include "prim/device/merge_path/merge_path.h"
+#include "prim/device/merge_path/row_order.h"
 #include "prim/device/merge_path/tuning_merge_path.h"
 #include "prim/util/convert.cuh"
 #include "prim/util/cuda_check.h"
@@ -25,170 +28,223 @@
 namespace gpuprim {
 namespace {
 
-using merge_path::Coord;
-constexpr int kThreads = merge_path::MergePathTuning::kThreads;
+using namespace spmm_chunks;  // this op's device pieces
+using Tuning = merge_path::MergePathTuning;
+constexpr int kMinBlocks = Tuning::kMinBlocks;
+constexpr int kLaneMinBlocks = Tuning::kLaneMinBlocks;
+constexpr int kFoldLoads = Tuning::kFoldLoads;
 
-// Lanes per tile and columns per lane load: a fixed layout per launch.
-struct Layout {
-  int group;          // lanes per tile (power of two, <= 32)
-  int64_t col_tiles;  // column passes of group * Vec columns
-};
-
-// acc <- acc (+) value * weight in the op's order: a fused multiply-add for sums (the CPU uses std::fma).
-template <Reduce R, typename Acc>
-__device__ __forceinline__ Acc accumulate(Acc acc, Acc value, Acc weight, bool weighted) {
-  if constexpr (R == Reduce::kSum) {
-    return weighted ? fma(weight, value, acc) : acc + value;
-  } else {
-    const Acc product = weighted ? weight * value : value;
-    return reducers::Op<R>::combine(acc, product);
-  }
-}
-
-// The piece [begin, end) of one row, folded left to right from the identity, Vec columns at `column`.
-template <typename T, typename I, Reduce R, int Vec>
-__device__ __forceinline__ void fold_piece(const I* col, const T* values, const T* dense, const SpmmShape& shape,
-                                           const InputCheck& col_check, int64_t column, int64_t begin, int64_t end,
-                                           typename AccOf<T>::type (&acc)[Vec]) {
+// A warp a range. The range's rows go through tiles of kLaneChunk nonzeros: a tile starts at the next row and
+// takes the rows (up to 32) that fit whole; its col, values and x are loaded at once (8 loads a lane in flight)
+// into shared memory, then each row is a lane chunk read from there (the tree's levels at or above a row's
+// length only combine with the identity, exactly, so they are skipped). A row that fits no tile runs its chunks
+// from global memory, or is registered for the split pass above kLaneLongRow.
+template <typename T, typename I, Reduce R>
+__global__ void __launch_bounds__(kThreads, kLaneMinBlocks)
+    lane_rows_kernel(const I* __restrict__ crow, const I* __restrict__ col, const T* __restrict__ values,
+                     const T* __restrict__ dense, SpmmShape shape, const int64_t* __restrict__ range_rows,
+                     int64_t ranges, bool mean, InputCheck col_check, LongRows long_rows, T* __restrict__ out) {
   using Acc = typename AccOf<T>::type;
+  constexpr int kTile = static_cast<int>(Order::kLaneChunk);
+  constexpr int kItems = kTile / kWarpSize;
+  __shared__ Acc tile_x[kThreads / kWarpSize][kTile], tile_w[kThreads / kWarpSize][kTile];
+  const int lane = threadIdx.x % kWarpSize;
+  Acc* xs = tile_x[threadIdx.x / kWarpSize];
+  Acc* ws = tile_w[threadIdx.x / kWarpSize];
+  const bool weighted = values != nullptr;
+  const int64_t warps = int64_t(gridDim.x) * (kThreads / kWarpSize);
+  for (int64_t range = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarpSize; range < ranges; range += warps) {
+    const int64_t row_end = std::max(range_rows[range + 1], range_rows[range]);
+    // Row first + lane: [lo, hi) as row_bounds gives it; it fits if it lies inside [start, start + kTile). The
+    // next tile's offsets are loaded while this one's nonzeros are.
+    const auto offsets_at = [&](int64_t first, int64_t& start, int64_t& end) {
+      start = merge_path::clamped_offset(crow, first, shape.nnz);
+      end = first + lane < row_end ? merge_path::clamped_offset(crow, first + lane + 1, shape.nnz) : 0;
+    };
+    int64_t start = 0, end = 0;
+    if (range_rows[range] < row_end) offsets_at(range_rows[range], start, end);
+    for (int64_t first = range_rows[range]; first < row_end;) {
+      const bool here = first + lane < row_end;
+      const int64_t up = __shfl_up_sync(kFullMask, end, 1);
+      const int64_t lo = lane == 0 ? start : up;
+      const int64_t hi = std::max(end, lo);
+      const unsigned fit = __ballot_sync(kFullMask, here && lo >= start && hi <= start + kTile);
+      const int rows = fit == kFullMask ? kWarpSize : __ffs(~fit) - 1;  // the rows that fit, in order
+      if (rows == 0) {  // row `first` is longer than a tile (or its offsets are bad)
+        const int64_t n = __shfl_sync(kFullMask, hi - lo, 0);
+        if (n > Tuning::kLaneLongRow) {
+          if (lane == 0) register_long_row(long_rows, first, n, Order::kLaneChunk);
+        } else {
+          const Acc total = lane_row<T, I, R>(col, values, dense, shape, col_check, start, n, lane);
+          if (lane == 0) out[first] = convert<T>(reducers::segment_value(mean, total, n));
+        }
+        ++first;
+        if (first < row_end) offsets_at(first, start, end);
+        continue;
+      }
+      const int64_t stop = __shfl_sync(kFullMask, hi, rows - 1), tile_start = start;
+      I c[kItems];
+      Acc w[kItems], x[kItems];
 #pragma unroll
-  for (int v = 0; v < Vec; ++v) acc[v] = reducers::Op<R>::template identity<Acc>();
-  for (int64_t k = begin; k < end; ++k) {
-    const int64_t c = static_cast<int64_t>(col[k]);
-    if (c < 0 || c >= shape.cols) {
-      if (column == 0) record_input_error(col_check, k, c);
-      continue;
+      for (int i = 0; i < kItems; ++i) {  // the tile's loads, all in flight before the first use
+        const int64_t k = tile_start + lane + i * kWarpSize;
+        c[i] = k < stop ? col[k] : I(-1);
+        w[i] = k < stop && weighted ? convert<Acc>(values[k]) : Acc(1);
+      }
+      if (first + rows < row_end) offsets_at(first + rows, start, end);
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        x[i] = in_range(c[i], shape.cols) ? convert<Acc>(dense[c[i]]) : reducers::Op<R>::template identity<Acc>();
+      }
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        const int64_t k = tile_start + lane + i * kWarpSize;
+        if (k < stop && !in_range(c[i], shape.cols)) {  // skipped: the identity with weight 1 changes nothing
+          record_input_error(col_check, k, static_cast<int64_t>(c[i]));
+          w[i] = Acc(1);
+        }
+        xs[lane + i * kWarpSize] = x[i];
+        if (weighted) ws[lane + i * kWarpSize] = w[i];
+      }
+      __syncwarp();
+      for (int j = 0; j < rows; ++j) {
+        const int64_t row_lo = __shfl_sync(kFullMask, lo, j);
+        const int64_t n = __shfl_sync(kFullMask, hi, j) - row_lo;
+        const int base = static_cast<int>(row_lo - tile_start);
+        Acc acc = reducers::Op<R>::template identity<Acc>();
+        if (n <= kWarpSize) {  // most rows: one nonzero a lane at most
+          if (lane < n) acc = accumulate<R>(acc, xs[base + lane], weighted ? ws[base + lane] : Acc(1), weighted);
+        } else {
+#pragma unroll
+          for (int i = 0; i < kItems; ++i) {
+            const int p = lane + i * kWarpSize;
+            if (p < n) acc = accumulate<R>(acc, xs[base + p], weighted ? ws[base + p] : Acc(1), weighted);
+          }
+        }
+        for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+          if (offset < n) acc = merge<R>(acc, __shfl_down_sync(kFullMask, acc, offset));
+        }
+        if (lane == 0) out[first + j] = convert<T>(reducers::segment_value(mean, acc, n));
+      }
+      __syncwarp();
+      first += rows;
     }
-    const Acc weight = values != nullptr ? convert<Acc>(values[k]) : Acc(1);
-    const VecOf<Vec, T> x = load_vec<Vec>(dense + c * shape.features + column);
-#pragma unroll
-    for (int v = 0; v < Vec; ++v) acc[v] = accumulate<R>(acc[v], convert<Acc>(x.items[v]), weight, values != nullptr);
-  }
-}
-
-template <typename T, int Vec>
-__device__ __forceinline__ void store_row(T* out, const typename AccOf<T>::type (&acc)[Vec], int64_t count,
-                                          bool mean) {
-  VecOf<Vec, T> y;
-#pragma unroll
-  for (int v = 0; v < Vec; ++v) y.items[v] = convert<T>(reducers::segment_value(mean, acc[v], count));
-  store_vec<Vec>(out, y);
-}
-
-// Every (tile, column) work item of the grid, a group of layout.group lanes a tile, Vec columns a lane:
-// body(tile, column, first, last) with the tile's merge-path bounds; no barriers or shuffles inside.
-template <int Vec, typename Body>
-__device__ __forceinline__ void for_each_tile_column(const Coord* __restrict__ coords, int64_t tiles,
-                                                     const Layout& layout, int64_t features, Body&& body) {
-  const int lane = threadIdx.x % layout.group;
-  const int64_t groups = int64_t(gridDim.x) * (kThreads / layout.group);
-  for (int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / layout.group; w < tiles * layout.col_tiles;
-       w += groups) {
-    const int64_t column = ((w % layout.col_tiles) * layout.group + lane) * Vec;
-    if (column >= features) continue;
-    const int64_t tile = w / layout.col_tiles;
-    body(tile, column, coords[tile], coords[tile + 1]);
-  }
-}
-
-template <typename I>
-__global__ void __launch_bounds__(kThreads) coords_kernel(const I* __restrict__ crow, SpmmShape shape,
-                                                          int64_t items, int64_t tiles, InputCheck crow_check,
-                                                          Coord* __restrict__ coords) {
-  const int64_t total = shape.rows + shape.nnz;
-  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t <= tiles; t += int64_t(gridDim.x) * blockDim.x) {
-    coords[t] = merge_path::search(std::min(t * items, total), crow, shape.rows, shape.nnz);
-  }
-  // The CSR rules of crow, each entry checked once (the walks clamp whatever they read).
-  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r <= shape.rows;
-       r += int64_t(gridDim.x) * blockDim.x) {
-    merge_path::check_crow_entry(crow_check, crow, r, shape.rows, shape.nnz);
   }
 }
 
 template <typename T, typename I, Reduce R, int Vec>
-__global__ void __launch_bounds__(kThreads) tile_kernel(const I* __restrict__ crow, const I* __restrict__ col,
-                                                        const T* __restrict__ values, const T* __restrict__ dense,
-                                                        SpmmShape shape, const Coord* __restrict__ coords,
-                                                        int64_t tiles, Layout layout, bool mean,
-                                                        InputCheck col_check, T* __restrict__ out,
-                                                        typename AccOf<T>::type* __restrict__ carries) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    column_rows_kernel(const I* __restrict__ crow, const I* __restrict__ col, const T* __restrict__ values,
+                       const T* __restrict__ dense, SpmmShape shape, const int64_t* __restrict__ range_rows,
+                       int64_t ranges, Layout layout, bool mean, InputCheck col_check, LongRows long_rows,
+                       T* __restrict__ out) {
   using Acc = typename AccOf<T>::type;
-  for_each_tile_column<Vec>(coords, tiles, layout, shape.features, [&](int64_t tile, int64_t column, Coord first,
-                                                                       Coord last) {
-    int64_t j = first.nz;
-    for (int64_t r = first.row; r <= last.row && r < shape.rows; ++r) {
-      const bool ends = r < last.row;
-      const int64_t row_begin = merge_path::clamped_offset(crow, r, shape.nnz);
-      const int64_t end = ends ? std::min(std::max(merge_path::clamped_offset(crow, r + 1, shape.nnz), j), last.nz)
-                                : last.nz;
-      const bool began_before = r == first.row && first.nz > row_begin;
-      if (ends && began_before) {  // finished by fixup_kernel, in tile order
-        j = end;
+  for_each_item_column<Vec>(ranges, layout, shape.features, [&](int64_t range, int64_t column) {
+    const int64_t row_end = std::max(range_rows[range + 1], range_rows[range]);
+    for (int64_t r = range_rows[range]; r < row_end; ++r) {
+      int64_t lo, hi;
+      row_bounds(crow, r, shape.nnz, lo, hi);
+      if (hi - lo > layout.long_row) {
+        if (column == 0) register_long_row(long_rows, r, hi - lo, layout.chunk);
         continue;
       }
       Acc acc[Vec];
-      fold_piece<T, I, R, Vec>(col, values, dense, shape, col_check, column, j, end, acc);
-      if (ends) {
-        store_row<T, Vec>(out + r * shape.features + column, acc, end - row_begin, mean);
-      } else {
-#pragma unroll
-        for (int v = 0; v < Vec; ++v) carries[tile * shape.features + column + v] = acc[v];
-      }
-      j = end;
+      column_chunk<T, I, R, Vec>(col, values, dense, shape, col_check, column, lo, hi - lo, acc);
+      store_row<T, Vec>(out + r * shape.features + column, acc, hi - lo, mean);
     }
   });
 }
 
+// ---- The split pass (both layouts): chunk values of the registered rows, then their left-to-right folds.
+
 template <typename T, typename I, Reduce R, int Vec>
-__global__ void __launch_bounds__(kThreads) fixup_kernel(const I* __restrict__ crow, const I* __restrict__ col,
-                                                         const T* __restrict__ values, const T* __restrict__ dense,
-                                                         SpmmShape shape, const Coord* __restrict__ coords,
-                                                         int64_t tiles, Layout layout, bool mean,
-                                                         InputCheck col_check,
-                                                         const typename AccOf<T>::type* __restrict__ carries,
-                                                         T* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    split_kernel(const I* __restrict__ crow, const I* __restrict__ col, const T* __restrict__ values,
+                 const T* __restrict__ dense, SpmmShape shape, Layout layout, InputCheck col_check, LongRows long_rows,
+                 typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
-  for_each_tile_column<Vec>(coords, tiles, layout, shape.features, [&](int64_t tile, int64_t column, Coord first,
-                                                                       Coord last) {
-    const int64_t r = first.row;
-    if (r >= last.row || r >= shape.rows) return;  // the tile ends no row
-    const int64_t row_begin = merge_path::clamped_offset(crow, r, shape.nnz);
-    if (first.nz <= row_begin) return;  // the row began in this tile: stored by tile_kernel
-    // The tiles s .. tile-1 that end inside row r: s is the first tile whose end row is r (binary search: a
-    // row of millions of nonzeros spans many tiles).
-    int64_t lo = 1, hi = tile;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (coords[mid].row < r) lo = mid + 1; else hi = mid;
+  const unsigned long long counter = *long_rows.counter;
+  const int64_t entries = static_cast<int64_t>(counter >> 32);
+  const int64_t slots = static_cast<int64_t>(counter & 0xFFFFFFFFull);
+  if (entries == 0) return;
+  const auto chunk_of = [&](int64_t slot, int64_t& start, int64_t& count) {
+    const int64_t e = entry_of_slot(long_rows, entries, slot);
+    int64_t lo, hi;
+    row_bounds(crow, long_rows.row[e], shape.nnz, lo, hi);
+    start = lo + (slot - long_rows.first_chunk[e]) * layout.chunk;
+    count = std::min(hi - start, layout.chunk);
+  };
+  if (shape.features == 1) {
+    const int lane = threadIdx.x % kWarpSize;
+    const int64_t warps = int64_t(gridDim.x) * (kThreads / kWarpSize);
+    for (int64_t slot = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarpSize; slot < slots; slot += warps) {
+      int64_t start, count;
+      chunk_of(slot, start, count);
+      const Acc value = lane_chunk<T, I, R>(col, values, dense, shape, col_check, start, count, lane);
+      if (lane == 0) partials[slot] = value;
     }
-    int64_t s = lo - 1;
-    Acc total[Vec];
-    bool any = false;
-    const auto fold = [&](const Acc (&piece)[Vec]) {
+    return;
+  }
+  for_each_item_column<Vec>(slots, layout, shape.features, [&](int64_t slot, int64_t column) {
+    int64_t start, count;
+    chunk_of(slot, start, count);
+    Acc acc[Vec];
+    column_chunk<T, I, R, Vec>(col, values, dense, shape, col_check, column, start, count, acc);
 #pragma unroll
-      for (int v = 0; v < Vec; ++v) total[v] = any ? accumulate<R>(total[v], piece[v], Acc(1), false) : piece[v];
-      any = true;
-    };
-    for (; s < tile; ++s) {
-      if (coords[s + 1].nz <= std::max(coords[s].nz, row_begin)) continue;  // an empty piece
-      Acc piece[Vec];
-#pragma unroll
-      for (int v = 0; v < Vec; ++v) piece[v] = carries[s * shape.features + column + v];
-      fold(piece);
-    }
-    const int64_t end = std::max(merge_path::clamped_offset(crow, r + 1, shape.nnz), first.nz);
-    if (end > first.nz) {
-      Acc piece[Vec];
-      fold_piece<T, I, R, Vec>(col, values, dense, shape, col_check, column, first.nz, std::min(end, last.nz), piece);
-      fold(piece);
-    }
-    if (!any) {
-#pragma unroll
-      for (int v = 0; v < Vec; ++v) total[v] = Acc(0);
-    }
-    store_row<T, Vec>(out + r * shape.features + column, total, end - row_begin, mean);
+    for (int v = 0; v < Vec; ++v) partials[slot * shape.features + column + v] = acc[v];
   });
+}
+
+template <typename T, typename I, Reduce R, int Vec>
+__global__ void __launch_bounds__(kThreads)
+    fold_kernel(const I* __restrict__ crow, SpmmShape shape, Layout layout, bool mean, LongRows long_rows,
+                const typename AccOf<T>::type* __restrict__ partials, T* __restrict__ out) {
+  using Acc = typename AccOf<T>::type;
+  const int64_t entries = static_cast<int64_t>(*long_rows.counter >> 32);
+  const Layout one_lane{1, 1, layout.chunk, layout.long_row};  // F == 1: a lane a row
+  for_each_item_column<Vec>(
+      entries, shape.features == 1 ? one_lane : layout, shape.features, [&](int64_t e, int64_t column) {
+        const int64_t r = long_rows.row[e];
+        int64_t lo, hi;
+        row_bounds(crow, r, shape.nnz, lo, hi);
+        const int64_t chunks = (hi - lo + layout.chunk - 1) / layout.chunk;
+        const Acc* piece = partials + long_rows.first_chunk[e] * shape.features + column;
+        Acc total[Vec];
+#pragma unroll
+        for (int v = 0; v < Vec; ++v) total[v] = piece[v];
+        int64_t j = 1;
+        for (; j + kFoldLoads <= chunks; j += kFoldLoads) {  // the loads of kFoldLoads chunks in flight at once
+          Acc next[kFoldLoads][Vec];
+#pragma unroll
+          for (int u = 0; u < kFoldLoads; ++u) {
+#pragma unroll
+            for (int v = 0; v < Vec; ++v) next[u][v] = piece[(j + u) * shape.features + v];
+          }
+#pragma unroll
+          for (int u = 0; u < kFoldLoads; ++u) {
+#pragma unroll
+            for (int v = 0; v < Vec; ++v) total[v] = merge<R>(total[v], next[u][v]);
+          }
+        }
+        for (; j < chunks; ++j) {
+#pragma unroll
+          for (int v = 0; v < Vec; ++v) total[v] = merge<R>(total[v], piece[j * shape.features + v]);
+        }
+        store_row<T, Vec>(out + r * shape.features + column, total, hi - lo, mean);
+      });
+}
+
+// range_rows[i] = the first row range i finishes (i <= ranges); and the CSR rules of every crow entry.
+template <typename I>
+__global__ void __launch_bounds__(kThreads) ranges_kernel(const I* __restrict__ crow, SpmmShape shape, int64_t ranges,
+                                                          InputCheck crow_check, int64_t* __restrict__ range_rows) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= ranges; i += stride) {
+    range_rows[i] = merge_path::range_first_row(i, ranges, crow, shape.rows, shape.nnz);
+  }
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r <= shape.rows; r += stride) {
+    merge_path::check_crow_entry(crow_check, crow, r, shape.rows, shape.nnz);
+  }
 }
 
 // Widest load (16 bytes at most) that divides the row length and suits both row pointers; only 1 or the
@@ -201,56 +257,53 @@ int vector_width(int64_t features, const void* dense, const void* out) {
 
 template <typename T, typename I, Reduce R, int Vec>
 void run(const I* crow, const I* col, const T* values, const T* dense, const SpmmShape& shape, bool mean,
-         const InputCheck& crow_check, const InputCheck& col_check, T* out, Workspace& workspace,
-         cudaStream_t stream) {
+         const InputCheck& crow_check, const InputCheck& col_check, T* out, Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
-  const int64_t items = merge_path::tile_items(shape.features);
-  const int64_t tiles = merge_path::tile_count(shape.rows, shape.nnz, items);
-  auto* coords = static_cast<Coord*>(workspace.allocate(sizeof(Coord) * (tiles + 1)));
-  coords_kernel<I><<<grid_for(std::max(tiles + 1, shape.rows + 1), kThreads), kThreads, 0, stream>>>(
-      crow, shape, items, tiles, crow_check, coords);
-  GPUPRIM_LAUNCH_CHECK();
-  auto* carries = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * tiles * shape.features));
-  const int64_t column_vectors = shape.features / Vec;
-  int group = 1;
-  while (group < column_vectors && group < kWarpSize) group *= 2;
-  const Layout layout{group, (column_vectors + group - 1) / group};
-  const int64_t work = tiles * layout.col_tiles;
-  const int64_t per_block = kThreads / group;
-  auto tile = tile_kernel<T, I, R, Vec>;
-  tile<<<grid_for(work, per_block, resident_blocks(tile, kThreads)), kThreads, 0, stream>>>(
-      crow, col, values, dense, shape, coords, tiles, layout, mean, col_check, out, carries);
-  GPUPRIM_LAUNCH_CHECK();
-  auto fixup = fixup_kernel<T, I, R, Vec>;
-  fixup<<<grid_for(work, per_block, resident_blocks(fixup, kThreads)), kThreads, 0, stream>>>(
-      crow, col, values, dense, shape, coords, tiles, layout, mean, col_check, carries, out);
-  GPUPRIM_LAUNCH_CHECK();
-}
-
-template <typename T, typename I>
-__global__ void __launch_bounds__(kThreads) values_grad_kernel(const T* __restrict__ grad, const I* __restrict__ crow,
-                                                               const I* __restrict__ col, const T* __restrict__ dense,
-                                                               SpmmShape shape, bool mean, InputCheck col_check,
-                                                               T* __restrict__ grad_values) {
-  using Acc = typename AccOf<T>::type;
-  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < shape.nnz; k += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t r = merge_path::row_of_nonzero(crow, shape.rows, shape.nnz, k);
-    const int64_t c = static_cast<int64_t>(col[k]);
-    Acc acc = Acc(0);
-    if (c >= 0 && c < shape.cols) {
-      for (int64_t f = 0; f < shape.features; ++f) {
-        acc = fma(convert<Acc>(grad[r * shape.features + f]), convert<Acc>(dense[c * shape.features + f]), acc);
-      }
-      if (mean) {
-        const int64_t count = merge_path::clamped_offset(crow, r + 1, shape.nnz) -
-                              merge_path::clamped_offset(crow, r, shape.nnz);
-        acc = count > 0 ? acc / static_cast<Acc>(count) : acc;
-      }
-    } else {
-      record_input_error(col_check, k, c);
-    }
-    grad_values[k] = convert<T>(acc);
+  const bool lanes = shape.features == 1;
+  Layout layout{kWarpSize, 1, merge_path::chunk_size(shape.features), Tuning::kLaneLongRow};
+  if (!lanes) {
+    const int64_t column_vectors = (shape.features + Vec - 1) / Vec;
+    int group = 1;
+    while (group < column_vectors && group < kWarpSize) group *= 2;
+    layout = Layout{group, (column_vectors + group - 1) / group, layout.chunk, layout.chunk};
   }
+  // Registered rows and their chunk slots, bounded by what nnz allows.
+  const int64_t capacity = shape.nnz / (layout.long_row + 1) + 1;
+  const int64_t slots = shape.nnz / layout.chunk + capacity;
+  auto* counter = static_cast<unsigned long long*>(workspace.allocate(sizeof(unsigned long long)));
+  auto* entries = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * 2 * capacity));
+  const LongRows long_rows{counter, entries, entries + capacity};
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), stream));
+
+  auto rows_lanes = lane_rows_kernel<T, I, R>;
+  auto rows_columns = column_rows_kernel<T, I, R, Vec>;
+  const int64_t resident = lanes ? resident_blocks(rows_lanes, kThreads) : resident_blocks(rows_columns, kThreads);
+  const int64_t groups = resident * (kThreads / layout.group) / layout.col_tiles;
+  const int64_t ranges = std::max<int64_t>(
+      1, std::min(groups, (shape.rows + shape.nnz + Tuning::kMinRangeItems - 1) / Tuning::kMinRangeItems));
+  auto* range_rows = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * (ranges + 1)));
+  ranges_kernel<I><<<grid_for(std::max(ranges + 1, shape.rows + 1), kThreads), kThreads, 0, stream>>>(
+      crow, shape, ranges, crow_check, range_rows);
+  GPUPRIM_LAUNCH_CHECK();
+  const unsigned grid = grid_for(ranges * layout.col_tiles * layout.group, kThreads, resident);
+  if (lanes) {
+    rows_lanes<<<grid, kThreads, 0, stream>>>(crow, col, values, dense, shape, range_rows, ranges, mean, col_check,
+                                              long_rows, out);
+  } else {
+    rows_columns<<<grid, kThreads, 0, stream>>>(crow, col, values, dense, shape, range_rows, ranges, layout, mean,
+                                                col_check, long_rows, out);
+  }
+  GPUPRIM_LAUNCH_CHECK();
+  if (shape.nnz <= layout.long_row) return;  // no row can be long
+  auto* partials = static_cast<Acc*>(workspace.allocate(sizeof(Acc) * slots * shape.features));
+  auto split = split_kernel<T, I, R, Vec>;
+  split<<<unsigned(resident_blocks(split, kThreads)), kThreads, 0, stream>>>(crow, col, values, dense, shape, layout,
+                                                                             col_check, long_rows, partials);
+  GPUPRIM_LAUNCH_CHECK();
+  auto fold = fold_kernel<T, I, R, Vec>;
+  fold<<<unsigned(resident_blocks(fold, kThreads)), kThreads, 0, stream>>>(crow, shape, layout, mean, long_rows,
+                                                                           partials, out);
+  GPUPRIM_LAUNCH_CHECK();
 }
 
 }  // namespace
@@ -271,9 +324,12 @@ void spmm_cuda_launch(const void* crow, const void* col, DType index_type, const
                           static_cast<T*>(out), workspace, stream);
       };
       const auto with_op = [&](auto vec_tag) {
-        if (reduce == Reduce::kMax) go(std::integral_constant<Reduce, Reduce::kMax>{}, vec_tag);
-        else if (reduce == Reduce::kMin) go(std::integral_constant<Reduce, Reduce::kMin>{}, vec_tag);
-        else go(std::integral_constant<Reduce, Reduce::kSum>{}, vec_tag);
+        if (reduce == Reduce::kMax)
+          go(std::integral_constant<Reduce, Reduce::kMax>{}, vec_tag);
+        else if (reduce == Reduce::kMin)
+          go(std::integral_constant<Reduce, Reduce::kMin>{}, vec_tag);
+        else
+          go(std::integral_constant<Reduce, Reduce::kSum>{}, vec_tag);
       };
       constexpr int kWidest = 16 / sizeof(T);
       if (vector_width<T>(shape.features, dense, out) == kWidest) {
@@ -281,22 +337,6 @@ void spmm_cuda_launch(const void* crow, const void* col, DType index_type, const
       } else {
         with_op(std::integral_constant<int, 1>{});
       }
-    });
-  });
-}
-
-void spmm_backward_cuda_launch(const void* grad, const void* crow, const void* col, DType index_type,
-                               const void* dense, DType type, SpmmShape shape, Reduce reduce,
-                               const InputCheck& col_check, void* grad_values, cudaStream_t stream) {
-  if (shape.nnz == 0 || shape.rows == 0) return;  // the glue zero-fills (rows == 0 with nonzeros: bad crow)
-  dispatch<FloatingTypes>("spmm", type, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    dispatch<IndexTypes>("spmm", index_type, [&](auto index_tag) {
-      using I = typename decltype(index_tag)::type;
-      values_grad_kernel<T, I><<<grid_for(shape.nnz, kThreads), kThreads, 0, stream>>>(
-          static_cast<const T*>(grad), static_cast<const I*>(crow), static_cast<const I*>(col),
-          static_cast<const T*>(dense), shape, reduce == Reduce::kMean, col_check, static_cast<T*>(grad_values));
-      GPUPRIM_LAUNCH_CHECK();
     });
   });
 }

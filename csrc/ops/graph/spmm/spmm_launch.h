@@ -16,7 +16,7 @@ struct SpmmShape {
 };
 
 // out [rows, features] (dtype `type`) = the `reduce` of values[k] * dense[col[k], :] over each row's nonzeros
-// k, in the merge-path order (prim/device/merge_path/merge_path.h), equal bit for bit to the CPU kernel.
+// k, in the order of prim/device/merge_path/row_order.h, equal bit for bit to the CPU kernel.
 // crow [rows + 1] and col [nnz] of `index_type` (int32/int64); values [nnz] of `type` or null (all ones).
 // Bad crow entries are clamped, bad col entries skipped; both recorded through their checks.
 void spmm_cuda_launch(const void* crow, const void* col, DType index_type, const void* values, const void* dense,

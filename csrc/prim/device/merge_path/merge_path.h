@@ -1,11 +1,9 @@
 // Merge-path partitioning of a CSR matrix (host and device): the walk over rows + nonzeros that ends a row
-// after its last nonzero is cut into tiles of equal length, so every tile has the same work whatever the
-// row-length skew, with no preprocessing. A tile starts at the coordinate (row, nz) found by a binary search
-// on its diagonal: rows [0, row) are finished, nonzeros [0, nz) consumed.
-//
-// The summation order this defines (CPU and CUDA alike): a row's nonzeros are cut at the tile boundaries
-// that fall strictly inside them; each piece is folded left to right from the identity, and the non-empty
-// pieces are folded left to right.
+// after its last nonzero is cut into ranges of equal length, so every range has about the same work whatever
+// the row-length skew, with no preprocessing. A range starts at the coordinate (row, nz) found by a binary
+// search on its diagonal: rows [0, row) are finished, nonzeros [0, nz) consumed. spmm gives each range's
+// finished rows to one group of lanes (rows longer than a chunk go to a split pass); the summation order is
+// row_order.h's, independent of the ranges.
 #pragma once
 #include <cstdint>
 
@@ -38,9 +36,13 @@ GPUPRIM_HD Coord search(int64_t diagonal, const I* crow, int64_t rows, int64_t n
   return {lo, diagonal - lo};
 }
 
-// Tiles of `items` merge items covering rows + nonzeros.
-GPUPRIM_HD int64_t tile_count(int64_t rows, int64_t nnz, int64_t items) {
-  return (rows + nnz + items - 1) / items;
+// The first row that range `range` of `ranges` equal ranges finishes (range == ranges: rows).
+template <typename I>
+GPUPRIM_HD int64_t range_first_row(int64_t range, int64_t ranges, const I* crow, int64_t rows, int64_t nnz) {
+  const int64_t total = rows + nnz;
+  const int64_t span = (total + ranges - 1) / ranges;
+  const int64_t diagonal = range * span < total ? range * span : total;
+  return search(diagonal, crow, rows, nnz).row;
 }
 
 }  // namespace merge_path
