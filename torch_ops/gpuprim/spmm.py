@@ -53,10 +53,11 @@ def spmm(
     Returns:
         ``[rows]`` or ``[rows, F]`` of dense's dtype; empty rows give 0. fp16/bf16 accumulate in fp32.
 
-    Order and determinism: each row is cut where the merge-path tiles (a fixed number of rows + nonzeros each)
-    cut it; each piece is summed left to right with fused multiply-adds, then the pieces left to right. The
-    order depends on the shape only, so results are bitwise reproducible (gpu_to_gpu, whatever the flag) and
-    the CPU kernel gives the same bits as the CUDA kernel. No host sync; no float atomics.
+    Order and determinism: each row's nonzeros are cut into chunks from its first one (256 for F = 1, else
+    max(256, 16 F)); a chunk is reduced by 32 lanes, each folding every 32nd nonzero, then a fixed tree (F = 1),
+    or left to right per column (F > 1), with fused multiply-adds; the chunk values fold left to right. The order
+    depends on the row alone, so results are bitwise reproducible (gpu_to_gpu, whatever the flag) and the CPU
+    kernel gives the same bits as the CUDA kernel. No host sync; no float atomics.
 
     Bad structure raises on the CPU (ValueError / IndexError naming crow or col), and on CUDA in validate mode
     (:func:`gpuprim.set_validate`, a sync). Otherwise on CUDA, bad crow entries are clamped and bad col entries
