@@ -4,6 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "ops/graph/spmm/spmm_launch.h"
 #include "prim/device/merge_path/merge_path.h"
@@ -37,6 +39,17 @@ struct LongRows {
   int64_t* first_chunk;
 };
 
+// What a chunk reads: the nonzeros' columns and values (null: all ones), the dense operand, the shapes, and the
+// check that records a column outside [0, cols) (that nonzero is skipped).
+template <typename T, typename I>
+struct ChunkInputs {
+  const I* col;
+  const T* values;
+  const T* dense;
+  SpmmShape shape;
+  InputCheck col_check;
+};
+
 // acc <- acc (+) value * weight in the op's order: a fused multiply-add for sums (the CPU uses std::fma).
 template <Reduce R, typename Acc>
 __device__ __forceinline__ Acc accumulate(Acc acc, Acc value, Acc weight, bool weighted) {
@@ -61,7 +74,11 @@ __device__ __forceinline__ void row_bounds(const I* crow, int64_t r, int64_t nnz
 
 template <typename I>
 __device__ __forceinline__ bool in_range(I c, int64_t cols) {
-  return c >= 0 && static_cast<int64_t>(c) < cols;
+  // One unsigned compare a column (negative ones wrap above the bound), against a bound the loops hoist.
+  using U = std::make_unsigned_t<I>;
+  constexpr int64_t kLargest = std::numeric_limits<I>::max();
+  const U bound = cols > kLargest ? U(kLargest) + 1 : static_cast<U>(cols);
+  return static_cast<U>(c) < bound;
 }
 
 // A row too long for one warp or group: its entry and chunk slots (one lane calls this).
@@ -89,10 +106,12 @@ __device__ __forceinline__ int64_t entry_of_slot(const LongRows& long_rows, int6
 
 // The value of the lane chunk [start, start + count) (count <= kLaneChunk), in lane 0 (row_order.h).
 template <typename T, typename I, Reduce R>
-__device__ __forceinline__ typename AccOf<T>::type lane_chunk(const I* col, const T* values, const T* dense,
-                                                              const SpmmShape& shape, const InputCheck& col_check,
-                                                              int64_t start, int64_t count, int lane) {
+__device__ __forceinline__ typename AccOf<T>::type lane_chunk(const ChunkInputs<T, I>& in, int64_t start, int64_t count,
+                                                              int lane) {
   using Acc = typename AccOf<T>::type;
+  const I* col = in.col;
+  const T *values = in.values, *dense = in.dense;
+  const SpmmShape& shape = in.shape;
   constexpr int kItems = static_cast<int>(Order::kLaneChunk / Order::kLanes);
   I c[kItems];  // -1: past the chunk
   Acc w[kItems], x[kItems];
@@ -112,7 +131,7 @@ __device__ __forceinline__ typename AccOf<T>::type lane_chunk(const I* col, cons
     if (in_range(c[i], shape.cols)) {
       acc = accumulate<R>(acc, x[i], w[i], values != nullptr);
     } else {
-      record_input_error(col_check, start + p, static_cast<int64_t>(c[i]));
+      record_input_error(in.col_check, start + p, static_cast<int64_t>(c[i]));
     }
   }
 #pragma unroll
@@ -124,15 +143,13 @@ __device__ __forceinline__ typename AccOf<T>::type lane_chunk(const I* col, cons
 
 // A row of up to kLaneLongRow nonzeros [lo, lo + length), its chunks folded left to right; in lane 0.
 template <typename T, typename I, Reduce R>
-__device__ __forceinline__ typename AccOf<T>::type lane_row(const I* col, const T* values, const T* dense,
-                                                            const SpmmShape& shape, const InputCheck& col_check,
-                                                            int64_t lo, int64_t length, int lane) {
+__device__ __forceinline__ typename AccOf<T>::type lane_row(const ChunkInputs<T, I>& in, int64_t lo, int64_t length,
+                                                            int lane) {
   using Acc = typename AccOf<T>::type;
   const int64_t chunk = Order::kLaneChunk;
-  Acc total = lane_chunk<T, I, R>(col, values, dense, shape, col_check, lo, std::min(length, chunk), lane);
+  Acc total = lane_chunk<T, I, R>(in, lo, std::min(length, chunk), lane);
   for (int64_t start = chunk; start < length; start += chunk) {
-    total = merge<R>(total, lane_chunk<T, I, R>(col, values, dense, shape, col_check, lo + start,
-                                                std::min(length - start, chunk), lane));
+    total = merge<R>(total, lane_chunk<T, I, R>(in, lo + start, std::min(length - start, chunk), lane));
   }
   return total;
 }
@@ -141,15 +158,17 @@ __device__ __forceinline__ typename AccOf<T>::type lane_row(const I* col, const 
 
 // The value of the column chunk [start, start + count): each column folded left to right from the identity.
 template <typename T, typename I, Reduce R, int Vec>
-__device__ __forceinline__ void column_chunk(const I* col, const T* values, const T* dense, const SpmmShape& shape,
-                                             const InputCheck& col_check, int64_t column, int64_t start, int64_t count,
+__device__ __forceinline__ void column_chunk(const ChunkInputs<T, I>& in, int64_t column, int64_t start, int64_t count,
                                              typename AccOf<T>::type (&acc)[Vec]) {
   using Acc = typename AccOf<T>::type;
+  const I* col = in.col;
+  const T *values = in.values, *dense = in.dense;
+  const SpmmShape& shape = in.shape;
 #pragma unroll
   for (int v = 0; v < Vec; ++v) acc[v] = reducers::Op<R>::template identity<Acc>();
   const auto fold = [&](int64_t k, I c, Acc weight, const VecOf<Vec, T>& x) {
     if (!in_range(c, shape.cols)) {
-      if (column == 0) record_input_error(col_check, k, static_cast<int64_t>(c));
+      if (column == 0) record_input_error(in.col_check, k, static_cast<int64_t>(c));
       return;
     }
 #pragma unroll

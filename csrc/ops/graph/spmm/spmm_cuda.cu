@@ -36,9 +36,9 @@ constexpr int kFoldLoads = Tuning::kFoldLoads;
 
 // A warp a range. The range's rows go through tiles of kLaneChunk nonzeros: a tile starts at the next row and
 // takes the rows (up to 32) that fit whole; its col, values and x are loaded at once (8 loads a lane in flight)
-// into shared memory, then each row is a lane chunk read from there (the tree's levels at or above a row's
-// length only combine with the identity, exactly, so they are skipped). A row that fits no tile runs its chunks
-// from global memory, or is registered for the split pass above kLaneLongRow.
+// into shared memory, then each row is a lane chunk read from there, four rows at a time (the tree's levels at
+// or above a row's length only combine with the identity, exactly, so they are skipped). A row that fits no tile
+// runs its chunks from global memory, or is registered for the split pass above kLaneLongRow.
 template <typename T, typename I, Reduce R>
 __global__ void __launch_bounds__(kThreads, kLaneMinBlocks)
     lane_rows_kernel(const I* __restrict__ crow, const I* __restrict__ col, const T* __restrict__ values,
@@ -47,23 +47,31 @@ __global__ void __launch_bounds__(kThreads, kLaneMinBlocks)
   using Acc = typename AccOf<T>::type;
   constexpr int kTile = static_cast<int>(Order::kLaneChunk);
   constexpr int kItems = kTile / kWarpSize;
+  // A round reduces kGroups rows, a group of kGroupLanes lanes each; a group lane holds kQuarters chunk lanes.
+  constexpr int kGroupLanes = 8, kGroups = kWarpSize / kGroupLanes, kQuarters = kWarpSize / kGroupLanes;
   __shared__ Acc tile_x[kThreads / kWarpSize][kTile], tile_w[kThreads / kWarpSize][kTile];
   const int lane = threadIdx.x % kWarpSize;
   Acc* xs = tile_x[threadIdx.x / kWarpSize];
   Acc* ws = tile_w[threadIdx.x / kWarpSize];
   const bool weighted = values != nullptr;
+  const auto clamp = [&](I offset) {  // merge_path::clamped_offset of a loaded entry
+    const int64_t v = static_cast<int64_t>(offset);
+    return v < 0 ? int64_t(0) : (v > shape.nnz ? shape.nnz : v);
+  };
   const int64_t warps = int64_t(gridDim.x) * (kThreads / kWarpSize);
   for (int64_t range = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarpSize; range < ranges; range += warps) {
     const int64_t row_end = std::max(range_rows[range + 1], range_rows[range]);
-    // Row first + lane: [lo, hi) as row_bounds gives it; it fits if it lies inside [start, start + kTile). The
-    // next tile's offsets are loaded while this one's nonzeros are.
-    const auto offsets_at = [&](int64_t first, int64_t& start, int64_t& end) {
-      start = merge_path::clamped_offset(crow, first, shape.nnz);
-      end = first + lane < row_end ? merge_path::clamped_offset(crow, first + lane + 1, shape.nnz) : 0;
+    // crow[first] and crow[first + lane + 1] (row first + lane's end), clamped only where they are used: the next
+    // tile's entries load while this tile is reduced.
+    I start_entry = 0, end_entry = 0;
+    const auto load_offsets = [&](int64_t first) {
+      start_entry = crow[first];
+      end_entry = first + lane < row_end ? crow[first + lane + 1] : I(0);
     };
-    int64_t start = 0, end = 0;
-    if (range_rows[range] < row_end) offsets_at(range_rows[range], start, end);
+    if (range_rows[range] < row_end) load_offsets(range_rows[range]);
     for (int64_t first = range_rows[range]; first < row_end;) {
+      // Row first + lane: [lo, hi) as row_bounds gives it; it fits if it lies inside [start, start + kTile).
+      const int64_t start = clamp(start_entry), end = clamp(end_entry);
       const bool here = first + lane < row_end;
       const int64_t up = __shfl_up_sync(kFullMask, end, 1);
       const int64_t lo = lane == 0 ? start : up;
@@ -75,56 +83,79 @@ __global__ void __launch_bounds__(kThreads, kLaneMinBlocks)
         if (n > Tuning::kLaneLongRow) {
           if (lane == 0) register_long_row(long_rows, first, n, Order::kLaneChunk);
         } else {
-          const Acc total = lane_row<T, I, R>(col, values, dense, shape, col_check, start, n, lane);
+          const Acc total = lane_row<T, I, R>({col, values, dense, shape, col_check}, start, n, lane);
           if (lane == 0) out[first] = convert<T>(reducers::segment_value(mean, total, n));
         }
         ++first;
-        if (first < row_end) offsets_at(first, start, end);
+        if (first < row_end) load_offsets(first);
         continue;
       }
-      const int64_t stop = __shfl_sync(kFullMask, hi, rows - 1), tile_start = start;
+      // Positions inside the tile fit 32 bits: [row_lo, row_hi) of the rows that fit, relative to its start.
+      const int tile_items = static_cast<int>(__shfl_sync(kFullMask, hi, rows - 1) - start);
+      const int row_lo = static_cast<int>(lo - start), row_hi = static_cast<int>(hi - start);
+      const I* tile_col = col + start;
+      const T* tile_values = weighted ? values + start : nullptr;
       I c[kItems];
       Acc w[kItems], x[kItems];
 #pragma unroll
       for (int i = 0; i < kItems; ++i) {  // the tile's loads, all in flight before the first use
-        const int64_t k = tile_start + lane + i * kWarpSize;
-        c[i] = k < stop ? col[k] : I(-1);
-        w[i] = k < stop && weighted ? convert<Acc>(values[k]) : Acc(1);
+        const int p = lane + i * kWarpSize;
+        c[i] = p < tile_items ? tile_col[p] : I(-1);
+        w[i] = p < tile_items && weighted ? convert<Acc>(tile_values[p]) : Acc(1);
       }
-      if (first + rows < row_end) offsets_at(first + rows, start, end);
+      if (first + rows < row_end) load_offsets(first + rows);
 #pragma unroll
       for (int i = 0; i < kItems; ++i) {
         x[i] = in_range(c[i], shape.cols) ? convert<Acc>(dense[c[i]]) : reducers::Op<R>::template identity<Acc>();
       }
 #pragma unroll
       for (int i = 0; i < kItems; ++i) {
-        const int64_t k = tile_start + lane + i * kWarpSize;
-        if (k < stop && !in_range(c[i], shape.cols)) {  // skipped: the identity with weight 1 changes nothing
-          record_input_error(col_check, k, static_cast<int64_t>(c[i]));
+        const int p = lane + i * kWarpSize;
+        if (p < tile_items && !in_range(c[i], shape.cols)) {  // skipped: the identity with weight 1 changes nothing
+          record_input_error(col_check, start + p, static_cast<int64_t>(c[i]));
           w[i] = Acc(1);
         }
-        xs[lane + i * kWarpSize] = x[i];
-        if (weighted) ws[lane + i * kWarpSize] = w[i];
+        xs[p] = x[i];
+        if (weighted) ws[p] = w[i];
       }
       __syncwarp();
-      for (int j = 0; j < rows; ++j) {
-        const int64_t row_lo = __shfl_sync(kFullMask, lo, j);
-        const int64_t n = __shfl_sync(kFullMask, hi, j) - row_lo;
-        const int base = static_cast<int>(row_lo - tile_start);
-        Acc acc = reducers::Op<R>::template identity<Acc>();
-        if (n <= kWarpSize) {  // most rows: one nonzero a lane at most
-          if (lane < n) acc = accumulate<R>(acc, xs[base + lane], weighted ? ws[base + lane] : Acc(1), weighted);
+      // Four rows at a time, a group of 8 lanes each: lane v of a group holds the lane chunk's lanes v, v + 8,
+      // v + 16 and v + 24, so the tree's levels 16 and 8 combine in registers and 4, 2, 1 by shuffles within
+      // the group: the same tree as 32 lanes, at a quarter of the shuffles.
+      const int group = lane / kGroupLanes, v = lane % kGroupLanes;
+      for (int round = 0; round < rows; round += kGroups) {
+        const int j = round + group;
+        const int base = __shfl_sync(kFullMask, row_lo, j < rows ? j : 0);  // every lane shuffles
+        const int stop = __shfl_sync(kFullMask, row_hi, j < rows ? j : 0);
+        const int n = j < rows ? stop - base : 0;  // <= kTile
+        const int longest = static_cast<int>(__reduce_max_sync(kFullMask, static_cast<unsigned>(n)));
+        Acc acc[kQuarters];
+#pragma unroll
+        for (int q = 0; q < kQuarters; ++q) acc[q] = reducers::Op<R>::template identity<Acc>();
+        if (longest <= kWarpSize) {  // most rounds: one nonzero a chunk lane at most
+#pragma unroll
+          for (int q = 0; q < kQuarters; ++q) {
+            const int p = v + q * kGroupLanes;
+            if (p < n) acc[q] = accumulate<R>(acc[q], xs[base + p], weighted ? ws[base + p] : Acc(1), weighted);
+          }
         } else {
 #pragma unroll
-          for (int i = 0; i < kItems; ++i) {
-            const int p = lane + i * kWarpSize;
-            if (p < n) acc = accumulate<R>(acc, xs[base + p], weighted ? ws[base + p] : Acc(1), weighted);
+          for (int q = 0; q < kQuarters; ++q) {
+            for (int p = v + q * kGroupLanes; p < n; p += kWarpSize) {
+              acc[q] = accumulate<R>(acc[q], xs[base + p], weighted ? ws[base + p] : Acc(1), weighted);
+            }
           }
         }
-        for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
-          if (offset < n) acc = merge<R>(acc, __shfl_down_sync(kFullMask, acc, offset));
+        // Levels at or above the round's longest row combine only with the identity: skipped, exactly.
+        if (16 < longest) {
+          acc[0] = merge<R>(acc[0], acc[2]);
+          acc[1] = merge<R>(acc[1], acc[3]);
         }
-        if (lane == 0) out[first + j] = convert<T>(reducers::segment_value(mean, acc, n));
+        if (8 < longest) acc[0] = merge<R>(acc[0], acc[1]);
+        for (int offset = kGroupLanes / 2; offset > 0; offset /= 2) {
+          if (offset < longest) acc[0] = merge<R>(acc[0], __shfl_down_sync(kFullMask, acc[0], offset, kGroupLanes));
+        }
+        if (v == 0 && j < rows) out[first + j] = convert<T>(reducers::segment_value(mean, acc[0], int64_t(n)));
       }
       __syncwarp();
       first += rows;
@@ -139,6 +170,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                        int64_t ranges, Layout layout, bool mean, InputCheck col_check, LongRows long_rows,
                        T* __restrict__ out) {
   using Acc = typename AccOf<T>::type;
+  const ChunkInputs<T, I> in{col, values, dense, shape, col_check};
   for_each_item_column<Vec>(ranges, layout, shape.features, [&](int64_t range, int64_t column) {
     const int64_t row_end = std::max(range_rows[range + 1], range_rows[range]);
     for (int64_t r = range_rows[range]; r < row_end; ++r) {
@@ -149,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         continue;
       }
       Acc acc[Vec];
-      column_chunk<T, I, R, Vec>(col, values, dense, shape, col_check, column, lo, hi - lo, acc);
+      column_chunk<T, I, R, Vec>(in, column, lo, hi - lo, acc);
       store_row<T, Vec>(out + r * shape.features + column, acc, hi - lo, mean);
     }
   });
@@ -163,6 +195,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                  const T* __restrict__ dense, SpmmShape shape, Layout layout, InputCheck col_check, LongRows long_rows,
                  typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
+  const ChunkInputs<T, I> in{col, values, dense, shape, col_check};
   const unsigned long long counter = *long_rows.counter;
   const int64_t entries = static_cast<int64_t>(counter >> 32);
   const int64_t slots = static_cast<int64_t>(counter & 0xFFFFFFFFull);
@@ -180,7 +213,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     for (int64_t slot = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarpSize; slot < slots; slot += warps) {
       int64_t start, count;
       chunk_of(slot, start, count);
-      const Acc value = lane_chunk<T, I, R>(col, values, dense, shape, col_check, start, count, lane);
+      const Acc value = lane_chunk<T, I, R>(in, start, count, lane);
       if (lane == 0) partials[slot] = value;
     }
     return;
@@ -189,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     int64_t start, count;
     chunk_of(slot, start, count);
     Acc acc[Vec];
-    column_chunk<T, I, R, Vec>(col, values, dense, shape, col_check, column, start, count, acc);
+    column_chunk<T, I, R, Vec>(in, column, start, count, acc);
 #pragma unroll
     for (int v = 0; v < Vec; ++v) partials[slot * shape.features + column + v] = acc[v];
   });
