@@ -54,10 +54,6 @@ __global__ void __launch_bounds__(kThreads, kLaneMinBlocks)
   Acc* xs = tile_x[threadIdx.x / kWarpSize];
   Acc* ws = tile_w[threadIdx.x / kWarpSize];
   const bool weighted = values != nullptr;
-  const auto clamp = [&](I offset) {  // merge_path::clamped_offset of a loaded entry
-    const int64_t v = static_cast<int64_t>(offset);
-    return v < 0 ? int64_t(0) : (v > shape.nnz ? shape.nnz : v);
-  };
   const int64_t warps = int64_t(gridDim.x) * (kThreads / kWarpSize);
   for (int64_t range = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarpSize; range < ranges; range += warps) {
     const int64_t row_end = std::max(range_rows[range + 1], range_rows[range]);
@@ -71,7 +67,8 @@ __global__ void __launch_bounds__(kThreads, kLaneMinBlocks)
     if (range_rows[range] < row_end) load_offsets(range_rows[range]);
     for (int64_t first = range_rows[range]; first < row_end;) {
       // Row first + lane: [lo, hi) as row_bounds gives it; it fits if it lies inside [start, start + kTile).
-      const int64_t start = clamp(start_entry), end = clamp(end_entry);
+      const int64_t start = merge_path::clamp_offset(start_entry, shape.nnz);
+      const int64_t end = merge_path::clamp_offset(end_entry, shape.nnz);
       const bool here = first + lane < row_end;
       const int64_t up = __shfl_up_sync(kFullMask, end, 1);
       const int64_t lo = lane == 0 ? start : up;

@@ -16,11 +16,16 @@ struct Coord {
   int64_t row, nz;
 };
 
-// crow[r], clamped into [0, nnz] so that offsets that break the CSR rules never lead a walk out of bounds.
+// A crow entry clamped into [0, nnz] so that offsets that break the CSR rules never lead a walk out of bounds.
+template <typename I>
+GPUPRIM_HD int64_t clamp_offset(I entry, int64_t nnz) {
+  const int64_t v = static_cast<int64_t>(entry);
+  return v < 0 ? 0 : (v > nnz ? nnz : v);
+}
+
 template <typename I>
 GPUPRIM_HD int64_t clamped_offset(const I* crow, int64_t r, int64_t nnz) {
-  const int64_t v = static_cast<int64_t>(crow[r]);
-  return v < 0 ? 0 : (v > nnz ? nnz : v);
+  return clamp_offset(crow[r], nnz);
 }
 
 // The coordinate on `diagonal` (0 <= diagonal <= rows + nnz): row ends crow[1..rows] merged with the nonzero
