@@ -4,6 +4,7 @@
 #pragma once
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
 
 namespace gpuprim {
 namespace warp {
@@ -23,6 +24,19 @@ __device__ __forceinline__ void aggregated_add(unsigned long long* counter, unsi
   const cg::coalesced_group group = cg::coalesced_threads();
   const unsigned long long total = cg::reduce(group, amount, cg::plus<unsigned long long>());
   if (group.thread_rank() == 0) atomicAdd(counter, total);
+}
+
+// counter += amount for each calling lane; returns what this lane's own atomicAdd would have returned had the
+// lanes added one after another in lane order (one atomic for the group).
+__device__ __forceinline__ unsigned long long aggregated_fetch_add(unsigned long long* counter,
+                                                                   unsigned long long amount) {
+  namespace cg = cooperative_groups;
+  const cg::coalesced_group group = cg::coalesced_threads();
+  const unsigned long long before = cg::exclusive_scan(group, amount, cg::plus<unsigned long long>());
+  const unsigned long long total = group.shfl(before + amount, group.size() - 1);
+  unsigned long long base = 0;
+  if (group.thread_rank() == 0) base = atomicAdd(counter, total);
+  return group.shfl(base, 0) + before;
 }
 
 }  // namespace warp

@@ -11,6 +11,7 @@
 #include "prim/device/merge_path/merge_path.h"
 #include "prim/device/merge_path/row_order.h"
 #include "prim/device/merge_path/tuning_merge_path.h"
+#include "prim/device/merge_path/work_list.cuh"
 #include "prim/util/convert.cuh"
 #include "prim/util/launch.h"
 #include "prim/util/vec.cuh"
@@ -31,13 +32,8 @@ struct Layout {
   int64_t long_row;   // rows with more nonzeros go to the split pass
 };
 
-// Rows registered for the split pass: entry e is row[e], whose chunks have the workspace slots first_chunk[e]...
-// `counter` packs (entries << 32) | slots, so that one atomic gives a row both (entries ordered by slot).
-struct LongRows {
-  unsigned long long* counter;
-  int64_t* row;
-  int64_t* first_chunk;
-};
+// Rows registered for the split pass: item[e] is a row, its chunks own the workspace slots from first_chunk[e].
+using LongRows = merge_path::WorkList;
 
 // What a chunk reads: the nonzeros' columns and values (null: all ones), the dense operand, the shapes, and the
 // check that records a column outside [0, cols) (that nonzero is skipped).
@@ -79,27 +75,6 @@ __device__ __forceinline__ bool in_range(I c, int64_t cols) {
   constexpr int64_t kLargest = std::numeric_limits<I>::max();
   const U bound = cols > kLargest ? U(kLargest) + 1 : static_cast<U>(cols);
   return static_cast<U>(c) < bound;
-}
-
-// A row too long for one warp or group: its entry and chunk slots (one lane calls this).
-__device__ __forceinline__ void register_long_row(const LongRows& long_rows, int64_t r, int64_t length, int64_t chunk) {
-  const unsigned long long chunks = static_cast<unsigned long long>((length + chunk - 1) / chunk);
-  const unsigned long long old = atomicAdd(long_rows.counter, (1ull << 32) | chunks);
-  long_rows.row[old >> 32] = r;
-  long_rows.first_chunk[old >> 32] = static_cast<int64_t>(old & 0xFFFFFFFFull);
-}
-
-// The registered row holding chunk slot `slot`: the last entry whose first slot is <= slot.
-__device__ __forceinline__ int64_t entry_of_slot(const LongRows& long_rows, int64_t entries, int64_t slot) {
-  int64_t lo = 0, hi = entries - 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (long_rows.first_chunk[mid] <= slot)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
 }
 
 // ---- F == 1: lane chunks, a warp a chunk.

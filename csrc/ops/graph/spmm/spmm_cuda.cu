@@ -4,9 +4,9 @@
 //   ranges_kernel  merge-path ranges of rows + nonzeros (a binary search on each range's diagonal); checks crow
 //   rows_kernel    a warp (F == 1: lane chunks, short rows through shared-memory tiles) or a group of lanes
 //                  spanning the columns (F > 1) finishes each row of its range; rows longer than the split
-//                  threshold are registered for the two passes below instead
+//                  threshold go to a work list (prim's merge_path::WorkList) for the two passes below instead
 //   split_kernel   every chunk of the registered rows, one a warp or group: its value into a workspace slot
-//   fold_kernel    each registered row's chunk values folded left to right, then stored
+//   fold_kernel    each registered row's chunk values folded left to right (F == 1: a warp a row), then stored
 // No float atomics: bitwise reproducible, and equal to the CPU kernel (same chunks, trees and fused multiply-adds).
 // The device pieces are in spmm_chunks.cuh, the values gradient in spmm_backward_cuda.cu.
 #include <algorithm>
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(kThreads, kLaneMinBlocks)
       if (rows == 0) {  // row `first` is longer than a tile (or its offsets are bad)
         const int64_t n = __shfl_sync(kFullMask, hi - lo, 0);
         if (n > Tuning::kLaneLongRow) {
-          if (lane == 0) register_long_row(long_rows, first, n, Order::kLaneChunk);
+          if (lane == 0) long_rows.push(first, n, Order::kLaneChunk);
         } else {
           const Acc total = lane_row<T, I, R>({col, values, dense, shape, col_check}, start, n, lane);
           if (lane == 0) out[first] = convert<T>(reducers::segment_value(mean, total, n));
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       int64_t lo, hi;
       row_bounds(crow, r, shape.nnz, lo, hi);
       if (hi - lo > layout.long_row) {
-        if (column == 0) register_long_row(long_rows, r, hi - lo, layout.chunk);
+        if (column == 0) long_rows.push(r, hi - lo, layout.chunk);
         continue;
       }
       Acc acc[Vec];
@@ -193,14 +193,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                  typename AccOf<T>::type* __restrict__ partials) {
   using Acc = typename AccOf<T>::type;
   const ChunkInputs<T, I> in{col, values, dense, shape, col_check};
-  const unsigned long long counter = *long_rows.counter;
-  const int64_t entries = static_cast<int64_t>(counter >> 32);
-  const int64_t slots = static_cast<int64_t>(counter & 0xFFFFFFFFull);
+  const int64_t entries = long_rows.entries(), slots = long_rows.slots();
   if (entries == 0) return;
   const auto chunk_of = [&](int64_t slot, int64_t& start, int64_t& count) {
-    const int64_t e = entry_of_slot(long_rows, entries, slot);
+    const int64_t e = long_rows.entry_of(slot, entries);
     int64_t lo, hi;
-    row_bounds(crow, long_rows.row[e], shape.nnz, lo, hi);
+    row_bounds(crow, long_rows.item[e], shape.nnz, lo, hi);
     start = lo + (slot - long_rows.first_chunk[e]) * layout.chunk;
     count = std::min(hi - start, layout.chunk);
   };
@@ -225,43 +223,81 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   });
 }
 
+// F == 1: a warp a registered row. The lanes load kWarpSize * kFoldLoads chunk values at once and every lane
+// folds them in order through shuffles (one lane a row left a row's thousands of chunks to 8 loads in flight).
+template <typename T, Reduce R, typename I>
+__device__ __forceinline__ void fold_lane_chunks(const I* crow, const SpmmShape& shape, int64_t chunk, bool mean,
+                                                 const LongRows& long_rows, int64_t entries,
+                                                 const typename AccOf<T>::type* partials, T* out) {
+  using Acc = typename AccOf<T>::type;
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t warps = int64_t(gridDim.x) * (kThreads / kWarpSize);
+  for (int64_t e = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarpSize; e < entries; e += warps) {
+    const int64_t r = long_rows.item[e];
+    int64_t lo, hi;
+    row_bounds(crow, r, shape.nnz, lo, hi);
+    const int64_t chunks = (hi - lo + chunk - 1) / chunk;
+    const Acc* piece = partials + long_rows.first_chunk[e];
+    Acc total = piece[0];  // the same in every lane
+    for (int64_t base = 1; base < chunks; base += kWarpSize * kFoldLoads) {
+      Acc next[kFoldLoads];
+#pragma unroll
+      for (int u = 0; u < kFoldLoads; ++u) {
+        const int64_t j = base + u * kWarpSize + lane;
+        next[u] = j < chunks ? piece[j] : Acc(0);
+      }
+#pragma unroll
+      for (int u = 0; u < kFoldLoads; ++u) {
+#pragma unroll 8
+        for (int from = 0; from < kWarpSize; ++from) {  // every lane shuffles; chunk base + u * 32 + from
+          const Acc value = __shfl_sync(kFullMask, next[u], from);
+          if (base + u * kWarpSize + from < chunks) total = merge<R>(total, value);
+        }
+      }
+    }
+    if (lane == 0) out[r] = convert<T>(reducers::segment_value(mean, total, hi - lo));
+  }
+}
+
 template <typename T, typename I, Reduce R, int Vec>
 __global__ void __launch_bounds__(kThreads)
     fold_kernel(const I* __restrict__ crow, SpmmShape shape, Layout layout, bool mean, LongRows long_rows,
                 const typename AccOf<T>::type* __restrict__ partials, T* __restrict__ out) {
   using Acc = typename AccOf<T>::type;
-  const int64_t entries = static_cast<int64_t>(*long_rows.counter >> 32);
-  const Layout one_lane{1, 1, layout.chunk, layout.long_row};  // F == 1: a lane a row
-  for_each_item_column<Vec>(
-      entries, shape.features == 1 ? one_lane : layout, shape.features, [&](int64_t e, int64_t column) {
-        const int64_t r = long_rows.row[e];
-        int64_t lo, hi;
-        row_bounds(crow, r, shape.nnz, lo, hi);
-        const int64_t chunks = (hi - lo + layout.chunk - 1) / layout.chunk;
-        const Acc* piece = partials + long_rows.first_chunk[e] * shape.features + column;
-        Acc total[Vec];
+  const int64_t entries = long_rows.entries();
+  if (shape.features == 1) {
+    fold_lane_chunks<T, R>(crow, shape, layout.chunk, mean, long_rows, entries, partials, out);
+    return;
+  }
+  for_each_item_column<Vec>(entries, layout, shape.features, [&](int64_t e, int64_t column) {
+    const int64_t r = long_rows.item[e];
+    int64_t lo, hi;
+    row_bounds(crow, r, shape.nnz, lo, hi);
+    const int64_t chunks = (hi - lo + layout.chunk - 1) / layout.chunk;
+    const Acc* piece = partials + long_rows.first_chunk[e] * shape.features + column;
+    Acc total[Vec];
 #pragma unroll
-        for (int v = 0; v < Vec; ++v) total[v] = piece[v];
-        int64_t j = 1;
-        for (; j + kFoldLoads <= chunks; j += kFoldLoads) {  // the loads of kFoldLoads chunks in flight at once
-          Acc next[kFoldLoads][Vec];
+    for (int v = 0; v < Vec; ++v) total[v] = piece[v];
+    int64_t j = 1;
+    for (; j + kFoldLoads <= chunks; j += kFoldLoads) {  // the loads of kFoldLoads chunks in flight at once
+      Acc next[kFoldLoads][Vec];
 #pragma unroll
-          for (int u = 0; u < kFoldLoads; ++u) {
+      for (int u = 0; u < kFoldLoads; ++u) {
 #pragma unroll
-            for (int v = 0; v < Vec; ++v) next[u][v] = piece[(j + u) * shape.features + v];
-          }
+        for (int v = 0; v < Vec; ++v) next[u][v] = piece[(j + u) * shape.features + v];
+      }
 #pragma unroll
-          for (int u = 0; u < kFoldLoads; ++u) {
+      for (int u = 0; u < kFoldLoads; ++u) {
 #pragma unroll
-            for (int v = 0; v < Vec; ++v) total[v] = merge<R>(total[v], next[u][v]);
-          }
-        }
-        for (; j < chunks; ++j) {
+        for (int v = 0; v < Vec; ++v) total[v] = merge<R>(total[v], next[u][v]);
+      }
+    }
+    for (; j < chunks; ++j) {
 #pragma unroll
-          for (int v = 0; v < Vec; ++v) total[v] = merge<R>(total[v], piece[j * shape.features + v]);
-        }
-        store_row<T, Vec>(out + r * shape.features + column, total, hi - lo, mean);
-      });
+      for (int v = 0; v < Vec; ++v) total[v] = merge<R>(total[v], piece[j * shape.features + v]);
+    }
+    store_row<T, Vec>(out + r * shape.features + column, total, hi - lo, mean);
+  });
 }
 
 // range_rows[i] = the first row range i finishes (i <= ranges); and the CSR rules of every crow entry.
