@@ -2,9 +2,11 @@
 // lives on the device. Each level is three launches the host queues without looking at results:
 //   control_kernel   (one thread) promotes the vertices found last level to the frontier, stops when it is
 //                    empty or max_depth is reached, and picks the direction from the frontier's edge count
-//   top_down_kernel  (push) a warp per frontier vertex claims unvisited out-neighbours (atomicCAS on distance)
+//   top_down_kernel  (push) claims the frontier's unvisited out-neighbours (atomicCAS on distance): a warp a
+//                    vertex of the queue, a warp an edge chunk of the high-degree vertices' work list
 //   bottom_up_kernel (pull) a thread per unvisited vertex looks for an in-neighbour in the frontier
-// Found vertices are appended to the next frontier with their out-degrees (the edge count the switch reads).
+// Found vertices are appended to the next frontier with their out-degrees (the edge count the switch reads):
+// to its queue, or, above kLongDegree, to its work list, so that a hub's edges are spread over the grid.
 // The host reads the done flag once per batch of levels. Distances are exact; parents are made the smallest
 // candidate (atomicMin when pushing, the whole in-list when pulling) when `deterministic`.
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "ops/graph/bfs/bfs_launch.h"
 #include "prim/device/merge_path/csr_check.cuh"
 #include "prim/device/merge_path/merge_path.h"
+#include "prim/device/merge_path/work_list.cuh"
 #include "prim/util/cuda_check.h"
 #include "prim/util/dispatch.h"
 #include "prim/util/launch.h"
@@ -31,12 +34,17 @@ struct BfsTuning {
   static constexpr int64_t kPullAlpha = 14;
   static constexpr int64_t kPushBeta = 24;
   static constexpr int64_t kFirstDepth = 16;  // depth searched before the first read of the done flag
+  static constexpr int64_t kLongDegree = 256;  // frontier vertices above this out-degree are cut into chunks
+  static constexpr int kEdgeChunk = 256;       // edges a warp claims at once: kLoads a lane, loaded together
+  static constexpr int kLoads = kEdgeChunk / kWarpSize;
 };
 
 struct Control {
   int64_t level;             // the frontier's distance
   int64_t frontier_size, frontier_edges;
-  unsigned long long next_size, next_edges;  // being appended to by this level's kernels
+  int64_t frontier_queued;                   // the frontier's vertices in its queue (the rest: its work list)
+  unsigned long long next_size, next_edges;  // being appended to by this level's kernels (queue only)
+  unsigned long long long_counter[2];        // each frontier's work list counter (merge_path::WorkList)
   int64_t unexplored_edges;  // out-edges of the vertices not yet reached
   int32_t cur;               // the queue holding the frontier (0 or 1)
   int32_t bottom_up;         // direction of this level's expansion
@@ -52,16 +60,34 @@ struct Graph {
   int64_t vertices, edges;
 };
 
+// The two frontiers (current and next swap each level): a queue of vertices and a work list of high-degree ones.
+template <typename I>
+struct Frontiers {
+  I* queue[2];
+  int64_t* long_vertex[2];
+  int64_t* long_first_chunk[2];
+
+  __device__ __forceinline__ merge_path::WorkList list(Control* control, int which) const {
+    return {&control->long_counter[which], long_vertex[which], long_first_chunk[which]};
+  }
+};
+
 template <typename I>
 __device__ __forceinline__ int64_t degree(const I* crow, int64_t v, int64_t edges) {
   return merge_path::clamped_offset(crow, v + 1, edges) - merge_path::clamped_offset(crow, v, edges);
 }
 
+// v joins frontier `which` (the next one) with its out-degree.
 template <typename I>
-__device__ __forceinline__ void append(Control* control, I* next, const I* crow, int64_t v, int64_t edges) {
-  const unsigned long long slot = warp::aggregated_increment(&control->next_size);
-  next[slot] = static_cast<I>(v);
-  warp::aggregated_add(&control->next_edges, static_cast<unsigned long long>(degree(crow, v, edges)));
+__device__ __forceinline__ void append(Control* control, const Frontiers<I>& frontiers, int which, const I* crow,
+                                       int64_t v, int64_t edges) {
+  const int64_t d = degree(crow, v, edges);
+  if (d > BfsTuning::kLongDegree) {
+    frontiers.list(control, which).push(v, d, BfsTuning::kEdgeChunk);
+  } else {
+    frontiers.queue[which][warp::aggregated_increment(&control->next_size)] = static_cast<I>(v);
+  }
+  warp::aggregated_add(&control->next_edges, static_cast<unsigned long long>(d));
 }
 
 template <typename I>
@@ -75,14 +101,14 @@ __global__ void __launch_bounds__(kThreads) init_kernel(Graph<I> g, InputCheck c
     }
     merge_path::check_crow_entry(crow_check, g.crow, v, g.vertices, g.edges);
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) *control = Control{-1, 0, 0, 0ull, 0ull, g.edges, 1, 0, 0};
+  if (blockIdx.x == 0 && threadIdx.x == 0) *control = Control{-1, 0, 0, 0, 0ull, 0ull, {0ull, 0ull}, g.edges, 1, 0, 0};
 }
 
-// Sources go to queue 0 as the "found" vertices that control_kernel promotes to the frontier of level 0.
+// Sources go to frontier 0 as the "found" vertices that control_kernel promotes to the frontier of level 0.
 template <typename I>
 __global__ void __launch_bounds__(kThreads) sources_kernel(Graph<I> g, const int64_t* sources, int64_t count,
                                                            InputCheck source_check, int32_t* distance,
-                                                           int64_t* parent, I* queue0, Control* control) {
+                                                           int64_t* parent, Frontiers<I> frontiers, Control* control) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t s = sources[i];
     if (s < 0 || s >= g.vertices) {
@@ -91,7 +117,7 @@ __global__ void __launch_bounds__(kThreads) sources_kernel(Graph<I> g, const int
     }
     if (atomicCAS(&distance[s], -1, 0) == -1) {
       parent[s] = s;
-      append(control, queue0, g.crow, s, g.edges);
+      append(control, frontiers, 0, g.crow, s, g.edges);
     }
   }
 }
@@ -101,11 +127,13 @@ __global__ void control_kernel(Control* control, int64_t vertices, int64_t max_d
   if (c.done) return;
   c.level += 1;
   c.cur ^= 1;
-  c.frontier_size = static_cast<int64_t>(c.next_size);
+  c.frontier_queued = static_cast<int64_t>(c.next_size);
+  c.frontier_size = c.frontier_queued + static_cast<int64_t>(c.long_counter[c.cur] >> 32);
   c.frontier_edges = static_cast<int64_t>(c.next_edges);
   c.unexplored_edges -= c.frontier_edges;
   c.next_size = 0;
   c.next_edges = 0;
+  c.long_counter[c.cur ^ 1] = 0;
   if (c.frontier_size == 0 || c.level >= max_depth) {
     c.done = 1;
   } else if (direction == BfsDirection::kTopDown) {
@@ -120,36 +148,64 @@ __global__ void control_kernel(Control* control, int64_t vertices, int64_t max_d
   *control = c;
 }
 
+// Items of a level: the queue's vertices (all of a vertex's edges), then the work list's chunk slots.
 template <typename I>
 __global__ void __launch_bounds__(kThreads) top_down_kernel(Graph<I> g, bool deterministic, InputCheck col_check,
-                                                            int32_t* distance, int64_t* parent, I* queue0,
-                                                            I* queue1, Control* control) {
+                                                            int32_t* distance, int64_t* parent,
+                                                            Frontiers<I> frontiers, Control* control) {
   if (control->done || control->bottom_up) return;
-  const int64_t size = control->frontier_size;
+  const int cur = control->cur;
+  const int64_t queued = control->frontier_queued;
+  const merge_path::WorkList list = frontiers.list(control, cur);
+  const int64_t entries = list.entries();
+  const int64_t items = queued + list.slots();
   const int32_t next_level = static_cast<int32_t>(control->level + 1);
-  const I* frontier = control->cur == 0 ? queue0 : queue1;
-  I* next = control->cur == 0 ? queue1 : queue0;
+  const I* frontier = frontiers.queue[cur];
   const int lane = threadIdx.x % kWarpSize;
   const int64_t warps = int64_t(gridDim.x) * (kThreads / kWarpSize);
-  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarpSize; i < size; i += warps) {
-    const int64_t u = static_cast<int64_t>(frontier[i]);
-    const int64_t begin = merge_path::clamped_offset(g.crow, u, g.edges);
-    const int64_t end = std::max(begin, merge_path::clamped_offset(g.crow, u + 1, g.edges));
-    for (int64_t k = begin + lane; k < end; k += kWarpSize) {
-      const int64_t v = static_cast<int64_t>(g.col[k]);
-      if (v < 0 || v >= g.vertices) {
-        record_input_error(col_check, k, v);
-        continue;
+  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarpSize; i < items; i += warps) {
+    int64_t u, begin, end;  // warp-uniform: edges [begin, end) of u
+    if (i < queued) {
+      u = static_cast<int64_t>(frontier[i]);
+      begin = merge_path::clamped_offset(g.crow, u, g.edges);
+      end = std::max(begin, merge_path::clamped_offset(g.crow, u + 1, g.edges));
+    } else {
+      const int64_t slot = i - queued;
+      const int64_t e = list.entry_of(slot, entries);
+      u = list.item[e];
+      const int64_t row = merge_path::clamped_offset(g.crow, u, g.edges);
+      begin = row + (slot - list.first_chunk[e]) * BfsTuning::kEdgeChunk;
+      end = std::min<int64_t>(begin + BfsTuning::kEdgeChunk,
+                              std::max(row, merge_path::clamped_offset(g.crow, u + 1, g.edges)));
+    }
+    for (int64_t base = begin; base < end; base += BfsTuning::kEdgeChunk) {
+      int64_t v[BfsTuning::kLoads];
+      int32_t seen[BfsTuning::kLoads];
+#pragma unroll
+      for (int j = 0; j < BfsTuning::kLoads; ++j) {  // the chunk's columns, then their distances, all in flight
+        const int64_t k = base + lane + j * kWarpSize;
+        v[j] = k < end ? static_cast<int64_t>(g.col[k]) : -1;
       }
-      const int32_t seen = distance[v];
-      if (seen != -1 && (!deterministic || seen != next_level)) continue;
-      const int32_t old = seen == -1 ? atomicCAS(&distance[v], -1, next_level) : seen;
-      if (old == -1) {
-        if (!deterministic) parent[v] = u;
-        append(control, next, g.crow, v, g.edges);
+#pragma unroll
+      for (int j = 0; j < BfsTuning::kLoads; ++j) {
+        const int64_t k = base + lane + j * kWarpSize;
+        if (k < end && (v[j] < 0 || v[j] >= g.vertices)) {
+          record_input_error(col_check, k, v[j]);
+          v[j] = -1;
+        }
+        seen[j] = v[j] >= 0 ? distance[v[j]] : 0;
       }
-      if (deterministic && (old == -1 || old == next_level)) {
-        atomicMin(reinterpret_cast<unsigned long long*>(&parent[v]), static_cast<unsigned long long>(u));
+#pragma unroll
+      for (int j = 0; j < BfsTuning::kLoads; ++j) {
+        if (v[j] < 0 || (seen[j] != -1 && (!deterministic || seen[j] != next_level))) continue;
+        const int32_t old = seen[j] == -1 ? atomicCAS(&distance[v[j]], -1, next_level) : seen[j];
+        if (old == -1) {
+          if (!deterministic) parent[v[j]] = u;
+          append(control, frontiers, cur ^ 1, g.crow, v[j], g.edges);
+        }
+        if (deterministic && (old == -1 || old == next_level)) {
+          atomicMin(reinterpret_cast<unsigned long long*>(&parent[v[j]]), static_cast<unsigned long long>(u));
+        }
       }
     }
   }
@@ -158,11 +214,11 @@ __global__ void __launch_bounds__(kThreads) top_down_kernel(Graph<I> g, bool det
 template <typename I>
 __global__ void __launch_bounds__(kThreads) bottom_up_kernel(Graph<I> g, bool deterministic, bool sorted,
                                                              InputCheck col_check, int32_t* distance,
-                                                             int64_t* parent, I* queue0, I* queue1,
+                                                             int64_t* parent, Frontiers<I> frontiers,
                                                              Control* control) {
   if (control->done || !control->bottom_up) return;
   const int32_t level = static_cast<int32_t>(control->level);
-  I* next = control->cur == 0 ? queue1 : queue0;
+  const int next = control->cur ^ 1;
   const bool first_is_smallest = !deterministic || sorted;
   for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < g.vertices;
        v += int64_t(gridDim.x) * blockDim.x) {
@@ -183,7 +239,7 @@ __global__ void __launch_bounds__(kThreads) bottom_up_kernel(Graph<I> g, bool de
     if (best != kNoParent) {
       distance[v] = level + 1;
       parent[v] = best;
-      append(control, next, g.crow, v, g.edges);
+      append(control, frontiers, next, g.crow, v, g.edges);
     }
   }
 }
@@ -205,8 +261,14 @@ void run(const BfsGraph& graph, const int64_t* sources, int64_t num_sources, int
   if (graph.crow_t == nullptr) direction = BfsDirection::kTopDown;
   const int64_t vertices = graph.vertices;
   auto* control = static_cast<Control*>(workspace.allocate(sizeof(Control)));
-  I* queue0 = static_cast<I*>(workspace.allocate(sizeof(I) * std::max<int64_t>(vertices, 1)));
-  I* queue1 = static_cast<I*>(workspace.allocate(sizeof(I) * std::max<int64_t>(vertices, 1)));
+  // A vertex in a work list has more than kLongDegree out-edges: that bounds the lists' entries.
+  const int64_t long_capacity = std::min(vertices, graph.edges / (BfsTuning::kLongDegree + 1)) + 1;
+  Frontiers<I> frontiers;
+  for (int which = 0; which < 2; ++which) {
+    frontiers.queue[which] = static_cast<I*>(workspace.allocate(sizeof(I) * std::max<int64_t>(vertices, 1)));
+    frontiers.long_vertex[which] = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * 2 * long_capacity));
+    frontiers.long_first_chunk[which] = frontiers.long_vertex[which] + long_capacity;
+  }
   InputCheck crow_check = col_check;
   crow_check.argument = InputArg::kCrow;
   crow_check.rule = InputRule::kNotAtEnd;
@@ -215,7 +277,7 @@ void run(const BfsGraph& graph, const int64_t* sources, int64_t num_sources, int
   GPUPRIM_LAUNCH_CHECK();
   if (num_sources > 0) {
     sources_kernel<I><<<grid_for(num_sources, kThreads), kThreads, 0, stream>>>(g, sources, num_sources, source_check,
-                                                                                distance, parent, queue0, control);
+                                                                                distance, parent, frontiers, control);
     GPUPRIM_LAUNCH_CHECK();
   }
   auto top_down = top_down_kernel<I>;
@@ -229,12 +291,12 @@ void run(const BfsGraph& graph, const int64_t* sources, int64_t num_sources, int
     for (int64_t i = 0; i < batch && queued < level_bound; ++i, ++queued) {
       control_kernel<<<1, 1, 0, stream>>>(control, vertices, max_depth, direction);
       GPUPRIM_LAUNCH_CHECK();
-      top_down<<<top_down_grid, kThreads, 0, stream>>>(g, deterministic, col_check, distance, parent, queue0,
-                                                        queue1, control);
+      top_down<<<top_down_grid, kThreads, 0, stream>>>(g, deterministic, col_check, distance, parent, frontiers,
+                                                        control);
       GPUPRIM_LAUNCH_CHECK();
       if (direction != BfsDirection::kTopDown) {
         bottom_up<<<bottom_up_grid, kThreads, 0, stream>>>(g, deterministic, graph.in_edges_sorted, col_check,
-                                                            distance, parent, queue0, queue1, control);
+                                                            distance, parent, frontiers, control);
         GPUPRIM_LAUNCH_CHECK();
       }
     }
