@@ -43,10 +43,10 @@ struct Control {
   int64_t level;             // the frontier's distance
   int64_t frontier_size, frontier_edges;
   int64_t frontier_queued;                   // the frontier's vertices in its queue (the rest: its work list)
-  unsigned long long next_size, next_edges;  // being appended to by this level's kernels (queue only)
+  unsigned long long next_size, next_edges;  // appended to this level: the next queue's length, frontier's edges
   unsigned long long long_counter[2];        // each frontier's work list counter (merge_path::WorkList)
   int64_t unexplored_edges;  // out-edges of the vertices not yet reached
-  int32_t cur;               // the queue holding the frontier (0 or 1)
+  int32_t cur;               // which of the two frontiers (queue and work list) is being expanded
   int32_t bottom_up;         // direction of this level's expansion
   int32_t done;
 };
