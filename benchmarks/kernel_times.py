@@ -36,6 +36,7 @@ def _kernels(fn: Callable[[], object], calls: int) -> List[tuple]:
 
 
 def _short(name: str) -> str:
+    name = name.replace("(anonymous namespace)", "")  # its "(" is not the parameter list's
     return name.split("<")[0].split("(")[0].replace("void ", "").split("::")[-1]
 
 

@@ -212,6 +212,22 @@ def test_bad_input_on_cuda_is_recorded():
         gpuprim.check_errors()
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("features", [1, 8])
+def test_offsets_out_of_order_with_long_rows_stay_in_bounds(features):
+    # Every other row spans all nonzeros: more long rows than nnz allows, which the split pass's bounds must drop.
+    nnz, pairs = 5000, 64
+    crow = torch.tensor([0] + [nnz, 0] * pairs + [nnz], device="cuda")
+    col = torch.randint(0, 10, (nnz,), device="cuda")
+    dense = torch.randn(10, features, device="cuda")
+    gpuprim.spmm(crow, col, None, dense)
+    with pytest.raises(gpuprim.InputError, match=r"gpuprim.spmm: crow\[\d+\]"):
+        gpuprim.check_errors()
+    good = torch.tensor([0, 2, nnz], device="cuda")
+    torch.testing.assert_close(gpuprim.spmm(good, col, None, dense), gpuprim.spmm(good.cpu(), col.cpu(), None,
+                                                                                 dense.cpu()).cuda())
+
+
 # ---------------------------------------------------------------- determinism, sync, graphs
 def test_bitwise_reproducible(device):
     for _name, crow, col, values, dense in make_cases(torch.float32, torch.int64, device)[:12]:

@@ -66,9 +66,10 @@ struct Frontiers {
   I* queue[2];
   int64_t* long_vertex[2];
   int64_t* long_first_chunk[2];
+  int64_t long_capacity, long_slots;
 
   __device__ __forceinline__ merge_path::WorkList list(Control* control, int which) const {
-    return {&control->long_counter[which], long_vertex[which], long_first_chunk[which]};
+    return {&control->long_counter[which], long_vertex[which], long_first_chunk[which], long_capacity, long_slots};
   }
 };
 
@@ -173,6 +174,7 @@ __global__ void __launch_bounds__(kThreads) top_down_kernel(Graph<I> g, bool det
       const int64_t slot = i - queued;
       const int64_t e = list.entry_of(slot, entries);
       u = list.item[e];
+      if (u < 0) continue;  // dropped (bad offsets)
       const int64_t row = merge_path::clamped_offset(g.crow, u, g.edges);
       begin = row + (slot - list.first_chunk[e]) * BfsTuning::kEdgeChunk;
       end = std::min<int64_t>(begin + BfsTuning::kEdgeChunk,
@@ -264,6 +266,8 @@ void run(const BfsGraph& graph, const int64_t* sources, int64_t num_sources, int
   // A vertex in a work list has more than kLongDegree out-edges: that bounds the lists' entries.
   const int64_t long_capacity = std::min(vertices, graph.edges / (BfsTuning::kLongDegree + 1)) + 1;
   Frontiers<I> frontiers;
+  frontiers.long_capacity = long_capacity;
+  frontiers.long_slots = graph.edges / BfsTuning::kEdgeChunk + long_capacity;  // sum of ceil(degree / chunk)
   for (int which = 0; which < 2; ++which) {
     frontiers.queue[which] = static_cast<I*>(workspace.allocate(sizeof(I) * std::max<int64_t>(vertices, 1)));
     frontiers.long_vertex[which] = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * 2 * long_capacity));

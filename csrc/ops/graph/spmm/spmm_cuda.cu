@@ -197,10 +197,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   if (entries == 0) return;
   const auto chunk_of = [&](int64_t slot, int64_t& start, int64_t& count) {
     const int64_t e = long_rows.entry_of(slot, entries);
-    int64_t lo, hi;
-    row_bounds(crow, long_rows.item[e], shape.nnz, lo, hi);
-    start = lo + (slot - long_rows.first_chunk[e]) * layout.chunk;
-    count = std::min(hi - start, layout.chunk);
+    const int64_t r = long_rows.item[e];
+    int64_t lo = 0, hi = 0;  // a dropped entry (bad offsets): no nonzeros
+    if (r >= 0) row_bounds(crow, r, shape.nnz, lo, hi);
+    start = std::min(hi, lo + (slot - long_rows.first_chunk[e]) * layout.chunk);
+    count = std::min(hi - start, layout.chunk);  // 0 for a slot past the row's end
   };
   if (shape.features == 1) {
     const int lane = threadIdx.x % kWarpSize;
@@ -234,6 +235,7 @@ __device__ __forceinline__ void fold_lane_chunks(const I* crow, const SpmmShape&
   const int64_t warps = int64_t(gridDim.x) * (kThreads / kWarpSize);
   for (int64_t e = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarpSize; e < entries; e += warps) {
     const int64_t r = long_rows.item[e];
+    if (r < 0) continue;  // dropped (bad offsets)
     int64_t lo, hi;
     row_bounds(crow, r, shape.nnz, lo, hi);
     const int64_t chunks = (hi - lo + chunk - 1) / chunk;
@@ -271,6 +273,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   for_each_item_column<Vec>(entries, layout, shape.features, [&](int64_t e, int64_t column) {
     const int64_t r = long_rows.item[e];
+    if (r < 0) return;  // dropped (bad offsets)
     int64_t lo, hi;
     row_bounds(crow, r, shape.nnz, lo, hi);
     const int64_t chunks = (hi - lo + layout.chunk - 1) / layout.chunk;
@@ -338,7 +341,7 @@ void run(const I* crow, const I* col, const T* values, const T* dense, const Spm
   const int64_t slots = shape.nnz / layout.chunk + capacity;
   auto* counter = static_cast<unsigned long long*>(workspace.allocate(sizeof(unsigned long long)));
   auto* entries = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * 2 * capacity));
-  const LongRows long_rows{counter, entries, entries + capacity};
+  const LongRows long_rows{counter, entries, entries + capacity, capacity, slots};
   GPUPRIM_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), stream));
 
   auto rows_lanes = lane_rows_kernel<T, I, R>;

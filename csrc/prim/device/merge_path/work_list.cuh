@@ -17,16 +17,32 @@ struct WorkList {
   unsigned long long* counter;
   int64_t* item;
   int64_t* first_chunk;
+  int64_t capacity;       // entries item and first_chunk hold
+  int64_t slot_capacity;  // chunk slots the caller's workspace holds
 
-  __device__ __forceinline__ int64_t entries() const { return static_cast<int64_t>(*counter >> 32); }
-  __device__ __forceinline__ int64_t slots() const { return static_cast<int64_t>(*counter & 0xFFFFFFFFull); }
+  // Entries and slots that fit. Input that breaks the caller's bounds (offsets out of order) registers more; those
+  // items are dropped: an entry past capacity is not written, one whose chunks pass slot_capacity is written as
+  // item -1 with first_chunk = slot_capacity. Entries stay in slot order, so readers skip item < 0 and chunks
+  // past their item's end.
+  __device__ __forceinline__ int64_t entries() const {
+    const int64_t n = static_cast<int64_t>(*counter >> 32);
+    return n < capacity ? n : capacity;
+  }
+  __device__ __forceinline__ int64_t slots() const {
+    const int64_t n = static_cast<int64_t>(*counter & 0xFFFFFFFFull);
+    return n < slot_capacity ? n : slot_capacity;
+  }
 
   // Registers `what` with ceil(length / chunk) chunks; the lanes of a warp that push together share one atomic.
   __device__ __forceinline__ void push(int64_t what, int64_t length, int64_t chunk) const {
     const unsigned long long chunks = static_cast<unsigned long long>((length + chunk - 1) / chunk);
     const unsigned long long old = warp::aggregated_fetch_add(counter, (1ull << 32) | chunks);
-    item[old >> 32] = what;
-    first_chunk[old >> 32] = static_cast<int64_t>(old & 0xFFFFFFFFull);
+    const int64_t e = static_cast<int64_t>(old >> 32);
+    const int64_t first = static_cast<int64_t>(old & 0xFFFFFFFFull);
+    if (e >= capacity) return;
+    const bool fits = first + static_cast<int64_t>(chunks) <= slot_capacity;
+    item[e] = fits ? what : -1;
+    first_chunk[e] = fits ? first : slot_capacity;
   }
 
   // The entry holding chunk slot `slot` (< slots()) among the first `count` entries: the last one whose first
