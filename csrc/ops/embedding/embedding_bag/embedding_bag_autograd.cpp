@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "common/autograd_utils.h"
+#include "common/registration.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -82,10 +83,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> embedding_bag_autograd(
 
 }  // namespace
 
+// The backward op is not differentiable itself (no double backward): a clear error if someone asks for one.
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("embedding_bag", &embedding_bag_autograd);
-  // Not differentiable itself (no double backward): a clear error if someone asks for one.
-  m.impl("embedding_bag_backward", torch::autograd::autogradNotImplementedFallback());
+  impl(m, "embedding_bag", &embedding_bag_autograd,
+       "embedding_bag_backward", torch::autograd::autogradNotImplementedFallback());
 }
 
 }  // namespace gpuprim

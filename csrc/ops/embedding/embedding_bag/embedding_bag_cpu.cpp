@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/embedding/embedding_bag/embedding_bag.h"
 
@@ -227,9 +228,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("embedding_bag", &embedding_bag_cpu);
-  m.impl("embedding_bag_backward", &embedding_bag_backward_cpu);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(CPU, embedding_bag, cpu)
 
 }  // namespace gpuprim

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/embedding/embedding_bag/embedding_bag.h"
 
@@ -87,9 +88,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("embedding_bag", &embedding_bag_cuda);
-  m.impl("embedding_bag_backward", &embedding_bag_backward_cuda);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(CUDA, embedding_bag, cuda)
 
 }  // namespace gpuprim

@@ -40,7 +40,6 @@ namespace {
 constexpr int kWarp = kWarpSize;
 constexpr int kThreads = kBlockThreads;
 constexpr int kWarpsPerBlock = kThreads / kWarp;
-using embedding_bag_rows::kUnroll;
 using embedding_bag_rows::used;
 
 // ---------------------------------------------------------------- bad input
@@ -115,30 +114,23 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
       for (int j = 0; j < Vec; ++j) acc[j] = Acc(0);
 #pragma unroll
       for (int j = 0; j < (Max ? Vec : 1); ++j) arg[j] = -1;
-      int64_t p = lo;
-      for (; p < hi; p += kUnroll) {
-        // kUnroll rows in flight, then folded in bag order.
-        embedding_bag_rows::Batch<Vec, T> batch;
-        batch.load(weight, indices, s, p, hi, col);
+      embedding_bag_rows::for_each_row<Vec>(weight, indices, s, lo, hi, col, [&](int64_t p, const VecOf<Vec, T>& row,
+                                                                                  int64_t r) {
+        if constexpr (Max) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          if (!batch.ok[u]) continue;
-          if constexpr (Max) {
-#pragma unroll
-            for (int j = 0; j < Vec; ++j) {
-              const Acc v = convert<Acc>(batch.rows[u].items[j]);
-              if (arg[j] < 0 || v > acc[j]) {  // the first maximum wins (as torch)
-                acc[j] = v;
-                arg[j] = batch.r[u];
-              }
+          for (int j = 0; j < Vec; ++j) {
+            const Acc v = convert<Acc>(row.items[j]);
+            if (arg[j] < 0 || v > acc[j]) {  // the first maximum wins (as torch)
+              acc[j] = v;
+              arg[j] = r;
             }
-          } else {
-            const Acc scale = psw ? convert<Acc>(psw[p + u]) : Acc(1);
-#pragma unroll
-            for (int j = 0; j < Vec; ++j) acc[j] += scale * convert<Acc>(batch.rows[u].items[j]);
           }
+        } else {
+          const Acc scale = psw ? convert<Acc>(psw[p]) : Acc(1);
+#pragma unroll
+          for (int j = 0; j < Vec; ++j) acc[j] += scale * convert<Acc>(row.items[j]);
         }
-      }
+      });
       VecOf<Vec, T> result;
 #pragma unroll
       for (int j = 0; j < Vec; ++j) {

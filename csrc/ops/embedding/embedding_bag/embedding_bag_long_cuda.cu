@@ -35,7 +35,6 @@ namespace gpuprim {
 namespace {
 
 constexpr int kThreads = kBlockThreads;
-using embedding_bag_rows::kUnroll;
 constexpr int64_t kWindow = kEmbeddingBagLongBag;
 constexpr int kSearches = kThreads / kWarpSize;  // one search per warp: two per window
 constexpr int kWindowsPerBlock = kSearches / 2;
@@ -78,29 +77,24 @@ template <typename T, typename I, int Vec, bool Max, typename Acc>
 __device__ __forceinline__ void fold_positions(const T* __restrict__ weight, const I* __restrict__ indices,
                                                const T* __restrict__ psw, const EmbeddingBagShape& s, int64_t a,
                                                int64_t e, int64_t col, State<Acc, Vec, Max>& state) {
-  for (int64_t p = a; p < e; p += kUnroll) {
-    embedding_bag_rows::Batch<Vec, T> batch;
-    batch.load(weight, indices, s, p, e, col);
+  embedding_bag_rows::for_each_row<Vec>(weight, indices, s, a, e, col, [&](int64_t p, const VecOf<Vec, T>& row,
+                                                                          int64_t r) {
+    if constexpr (Max) {
+      if (state.first < 0) state.first = r;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      if (!batch.ok[u]) continue;
-      if constexpr (Max) {
-        if (state.first < 0) state.first = batch.r[u];
-#pragma unroll
-        for (int j = 0; j < Vec; ++j) {
-          const Acc v = convert<Acc>(batch.rows[u].items[j]);
-          if (v == v && (state.arg[j] < 0 || v > state.value[j])) {  // NaN: only as the first row (combine)
-            state.value[j] = v;
-            state.arg[j] = batch.r[u];
-          }
+      for (int j = 0; j < Vec; ++j) {
+        const Acc v = convert<Acc>(row.items[j]);
+        if (v == v && (state.arg[j] < 0 || v > state.value[j])) {  // NaN: only as the first row (combine)
+          state.value[j] = v;
+          state.arg[j] = r;
         }
-      } else {
-        const Acc scale = psw ? convert<Acc>(psw[p + u]) : Acc(1);
-#pragma unroll
-        for (int j = 0; j < Vec; ++j) state.value[j] += scale * convert<Acc>(batch.rows[u].items[j]);
       }
+    } else {
+      const Acc scale = psw ? convert<Acc>(psw[p]) : Acc(1);
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) state.value[j] += scale * convert<Acc>(row.items[j]);
     }
-  }
+  });
 }
 
 // Shared memory of the block's fold trees.

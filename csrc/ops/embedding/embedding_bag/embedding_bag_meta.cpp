@@ -1,6 +1,7 @@
 // Shape functions of gpuprim::embedding_bag and its backward (SymInt-safe, no data access).
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "ops/embedding/embedding_bag/embedding_bag.h"
 
 namespace gpuprim {
@@ -36,9 +37,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("embedding_bag", &embedding_bag_meta);
-  m.impl("embedding_bag_backward", &embedding_bag_backward_meta);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(Meta, embedding_bag, meta)
 
 }  // namespace gpuprim

@@ -42,5 +42,21 @@ struct Batch {
   }
 };
 
+// The used rows of positions [a, e) in position order: kUnroll loaded at once, then fold(u, row, r) for each
+// (p + u its position, r its index).
+template <int Vec, typename T, typename I, typename Fold>
+__device__ __forceinline__ void for_each_row(const T* __restrict__ weight, const I* __restrict__ indices,
+                                             const EmbeddingBagShape& s, int64_t a, int64_t e, int64_t col,
+                                             Fold&& fold) {
+  for (int64_t p = a; p < e; p += kUnroll) {
+    Batch<Vec, T> batch;
+    batch.load(weight, indices, s, p, e, col);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (batch.ok[u]) fold(p + u, batch.rows[u], batch.r[u]);
+    }
+  }
+}
+
 }  // namespace embedding_bag_rows
 }  // namespace gpuprim

@@ -12,6 +12,7 @@
 #include "common/torch_utils.h"
 #include "common/autograd_utils.h"
 #include "include/gpuprim/gpuprim.h"
+#include "common/registration.h"
 
 namespace gpuprim {
 namespace {
@@ -129,8 +130,8 @@ at::Tensor spmm_autograd(const at::Tensor& crow, const at::Tensor& col, const st
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("spmm", &spmm_autograd);
-  m.impl("spmm_backward", torch::autograd::autogradNotImplementedFallback());
+  impl(m, "spmm", &spmm_autograd,
+       "spmm_backward", torch::autograd::autogradNotImplementedFallback());
 }
 
 }  // namespace gpuprim

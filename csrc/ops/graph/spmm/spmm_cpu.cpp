@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/graph/spmm/spmm.h"
 #include "prim/device/merge_path/row_order.h"
@@ -130,9 +131,6 @@ at::Tensor spmm_backward_cpu(const at::Tensor& grad, const at::Tensor& crow, con
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("spmm", &spmm_cpu);
-  m.impl("spmm_backward", &spmm_backward_cpu);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(CPU, spmm, cpu)
 
 }  // namespace gpuprim

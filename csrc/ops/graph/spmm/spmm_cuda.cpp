@@ -3,6 +3,7 @@
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/graph/spmm/spmm.h"
 
@@ -47,9 +48,6 @@ at::Tensor spmm_backward_cuda(const at::Tensor& grad, const at::Tensor& crow, co
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("spmm", &spmm_cuda);
-  m.impl("spmm_backward", &spmm_backward_cuda);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(CUDA, spmm, cuda)
 
 }  // namespace gpuprim

@@ -1,6 +1,7 @@
 // Shape functions of gpuprim::spmm and its backward (SymInt-safe, no data access).
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "ops/graph/spmm/spmm.h"
 
 namespace gpuprim {
@@ -20,9 +21,6 @@ at::Tensor spmm_backward_meta(const at::Tensor& grad, const at::Tensor& crow, co
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("spmm", &spmm_meta);
-  m.impl("spmm_backward", &spmm_backward_meta);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(Meta, spmm, meta)
 
 }  // namespace gpuprim

@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "common/torch_utils.h"
 
 namespace gpuprim {
@@ -29,9 +30,9 @@ void hash_map_insert_autograd_(const at::Tensor& keys, const at::Tensor& values,
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("hash_map_insert_", &hash_map_insert_autograd_);
-  m.impl("hash_map_find", torch::autograd::autogradNotImplementedFallback());
-  m.impl("hash_map_contains", torch::autograd::autogradNotImplementedFallback());
+  impl(m, "hash_map_insert_", &hash_map_insert_autograd_,
+       "hash_map_find", torch::autograd::autogradNotImplementedFallback(),
+       "hash_map_contains", torch::autograd::autogradNotImplementedFallback());
 }
 
 }  // namespace gpuprim

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/input_errors.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/hash/hash_map/hash_map.h"
 #include "prim/device/hash_table/hash.h"
@@ -124,9 +125,9 @@ at::Tensor hash_map_contains_cpu(const at::Tensor& keys, const at::Tensor& value
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("hash_map_insert_", &hash_map_insert_cpu_);
-  m.impl("hash_map_find", &hash_map_find_cpu);
-  m.impl("hash_map_contains", &hash_map_contains_cpu);
+  impl(m, "hash_map_insert_", &hash_map_insert_cpu_,
+       "hash_map_find", &hash_map_find_cpu,
+       "hash_map_contains", &hash_map_contains_cpu);
 }
 
 }  // namespace gpuprim

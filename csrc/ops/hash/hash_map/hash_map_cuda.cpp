@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/hash/hash_map/hash_map.h"
 #include "ops/hash/hash_map/hash_map_launch.h"
@@ -55,9 +56,9 @@ at::Tensor hash_map_contains_cuda(const at::Tensor& keys, const at::Tensor& valu
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("hash_map_insert_", &hash_map_insert_cuda_);
-  m.impl("hash_map_find", &hash_map_find_cuda);
-  m.impl("hash_map_contains", &hash_map_contains_cuda);
+  impl(m, "hash_map_insert_", &hash_map_insert_cuda_,
+       "hash_map_find", &hash_map_find_cuda,
+       "hash_map_contains", &hash_map_contains_cuda);
 }
 
 }  // namespace gpuprim

@@ -1,6 +1,7 @@
 // Shape functions of the hash map ops for fake tensors / torch.compile: lookups have the queries' shape.
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/hash/hash_map/hash_map.h"
 
@@ -26,9 +27,9 @@ at::Tensor hash_map_contains_meta(const at::Tensor& keys, const at::Tensor& valu
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("hash_map_insert_", &hash_map_insert_meta_);
-  m.impl("hash_map_find", &hash_map_find_meta);
-  m.impl("hash_map_contains", &hash_map_contains_meta);
+  impl(m, "hash_map_insert_", &hash_map_insert_meta_,
+       "hash_map_find", &hash_map_find_meta,
+       "hash_map_contains", &hash_map_contains_meta);
 }
 
 }  // namespace gpuprim

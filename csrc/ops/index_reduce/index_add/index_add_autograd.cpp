@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "common/autograd_utils.h"
+#include "common/registration.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -71,8 +72,8 @@ void index_add_autograd_(const at::Tensor& input, int64_t dim, const at::Tensor&
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("index_add", &index_add_autograd);
-  m.impl("index_add_", &index_add_autograd_);
+  impl(m, "index_add", &index_add_autograd,
+       "index_add_", &index_add_autograd_);
 }
 
 }  // namespace gpuprim

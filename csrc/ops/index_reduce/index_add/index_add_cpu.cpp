@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/index_reduce/index_add/index_add.h"
 
@@ -90,9 +91,6 @@ void index_add_cpu_(const at::Tensor& input, int64_t dim, const at::Tensor& inde
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("index_add", &index_add_cpu);
-  m.impl("index_add_", &index_add_cpu_);
-}
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { impl(m, "index_add", &index_add_cpu, "index_add_", &index_add_cpu_); }
 
 }  // namespace gpuprim

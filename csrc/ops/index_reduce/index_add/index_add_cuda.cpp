@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/index_reduce/index_add/index_add.h"
 
@@ -53,9 +54,6 @@ void index_add_cuda_(const at::Tensor& input, int64_t dim, const at::Tensor& ind
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("index_add", &index_add_cuda);
-  m.impl("index_add_", &index_add_cuda_);
-}
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) { impl(m, "index_add", &index_add_cuda, "index_add_", &index_add_cuda_); }
 
 }  // namespace gpuprim

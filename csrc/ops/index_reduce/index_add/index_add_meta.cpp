@@ -1,6 +1,7 @@
 // Shape function of gpuprim::index_add (SymInt-safe, no data access): the output is input-shaped.
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "ops/index_reduce/index_add/index_add.h"
 
 namespace gpuprim {
@@ -19,9 +20,6 @@ void index_add_meta_(const at::Tensor& input, int64_t dim, const at::Tensor& ind
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("index_add", &index_add_meta);
-  m.impl("index_add_", &index_add_meta_);
-}
+TORCH_LIBRARY_IMPL(gpuprim, Meta, m) { impl(m, "index_add", &index_add_meta, "index_add_", &index_add_meta_); }
 
 }  // namespace gpuprim

@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include "common/autograd_utils.h"
+#include "common/registration.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -174,10 +175,10 @@ void scatter_add_autograd_(const at::Tensor& input, int64_t dim, const at::Tenso
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("scatter_add", &scatter_add_autograd);
-  m.impl("scatter_add_", &scatter_add_autograd_);
-  m.impl("scatter_reduce", &scatter_reduce_autograd);
-  m.impl("scatter_reduce_", &scatter_reduce_autograd_);
+  impl(m, "scatter_add", &scatter_add_autograd,
+       "scatter_add_", &scatter_add_autograd_,
+       "scatter_reduce", &scatter_reduce_autograd,
+       "scatter_reduce_", &scatter_reduce_autograd_);
 }
 
 }  // namespace gpuprim

@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "common/autograd_utils.h"
+#include "common/registration.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -48,10 +49,10 @@ at::Tensor moe_unpermute_autograd(const at::Tensor& expert_out, const at::Tensor
 
 }  // namespace
 
+// The backward op is not differentiable itself (no double backward): a clear error if someone asks for one.
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("moe_unpermute", &moe_unpermute_autograd);
-  // Not differentiable itself (no double backward): a clear error if someone asks for one.
-  m.impl("moe_unpermute_backward", torch::autograd::autogradNotImplementedFallback());
+  impl(m, "moe_unpermute", &moe_unpermute_autograd,
+       "moe_unpermute_backward", torch::autograd::autogradNotImplementedFallback());
 }
 
 }  // namespace gpuprim

@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "common/autograd_utils.h"
+#include "common/registration.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -72,10 +73,10 @@ at::Tensor segment_reduce_autograd(const at::Tensor& src, const at::Tensor& offs
 
 }  // namespace
 
+// The backward op is not differentiable itself (no double backward): a clear error if someone asks for one.
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("segment_reduce", &segment_reduce_autograd);
-  // Not differentiable itself (no double backward): a clear error if someone asks for one.
-  m.impl("segment_reduce_backward", torch::autograd::autogradNotImplementedFallback());
+  impl(m, "segment_reduce", &segment_reduce_autograd,
+       "segment_reduce_backward", torch::autograd::autogradNotImplementedFallback());
 }
 
 }  // namespace gpuprim

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/reduce/segment_reduce/segment_reduce.h"
 
@@ -123,9 +124,6 @@ at::Tensor segment_reduce_backward_cpu(const at::Tensor& grad, const at::Tensor&
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("segment_reduce", &segment_reduce_cpu);
-  m.impl("segment_reduce_backward", &segment_reduce_backward_cpu);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(CPU, segment_reduce, cpu)
 
 }  // namespace gpuprim

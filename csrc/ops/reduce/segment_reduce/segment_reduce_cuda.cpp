@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/reduce/segment_reduce/segment_reduce.h"
 
@@ -51,9 +52,6 @@ at::Tensor segment_reduce_backward_cuda(const at::Tensor& grad, const at::Tensor
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("segment_reduce", &segment_reduce_cuda);
-  m.impl("segment_reduce_backward", &segment_reduce_backward_cuda);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(CUDA, segment_reduce, cuda)
 
 }  // namespace gpuprim

@@ -1,6 +1,7 @@
 // Shape functions of gpuprim::segment_reduce and its backward (SymInt-safe, no data access).
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "ops/reduce/segment_reduce/segment_reduce.h"
 
 namespace gpuprim {
@@ -20,9 +21,6 @@ at::Tensor segment_reduce_backward_meta(const at::Tensor& grad, const at::Tensor
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("segment_reduce", &segment_reduce_meta);
-  m.impl("segment_reduce_backward", &segment_reduce_backward_meta);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(Meta, segment_reduce, meta)
 
 }  // namespace gpuprim

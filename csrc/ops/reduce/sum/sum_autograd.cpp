@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "common/autograd_utils.h"
+#include "common/registration.h"
 #include "include/gpuprim/gpuprim.h"
 #include "ops/reduce/sum/sum.h"
 
@@ -65,9 +66,6 @@ at::Tensor sum_autograd(const at::Tensor& x, at::OptionalIntArrayRef dim, bool k
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("sum", &sum_autograd<false>);
-  m.impl("mean", &sum_autograd<true>);
-}
+TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) { impl(m, "sum", &sum_autograd<false>, "mean", &sum_autograd<true>); }
 
 }  // namespace gpuprim

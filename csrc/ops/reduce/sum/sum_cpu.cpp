@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/reduce/sum/sum.h"
 #include "prim/device/exact_sum/exact_sum.h"
@@ -145,9 +146,6 @@ at::Tensor sum_cpu(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdi
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("sum", &sum_cpu<false>);
-  m.impl("mean", &sum_cpu<true>);
-}
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { impl(m, "sum", &sum_cpu<false>, "mean", &sum_cpu<true>); }
 
 }  // namespace gpuprim

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/reduce/sum/sum.h"
 #include "ops/reduce/sum/sum_launch.h"
@@ -73,9 +74,6 @@ at::Tensor sum_cuda(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepd
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("sum", &sum_cuda<false>);
-  m.impl("mean", &sum_cuda<true>);
-}
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) { impl(m, "sum", &sum_cuda<false>, "mean", &sum_cuda<true>); }
 
 }  // namespace gpuprim

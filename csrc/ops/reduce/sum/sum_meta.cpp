@@ -1,6 +1,7 @@
 // Shape function of gpuprim::sum and gpuprim::mean for fake tensors / torch.compile (SymInt-safe).
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "ops/reduce/sum/sum.h"
 
 namespace gpuprim {
@@ -14,9 +15,6 @@ at::Tensor sum_meta(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepd
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("sum", &sum_meta<false>);
-  m.impl("mean", &sum_meta<true>);
-}
+TORCH_LIBRARY_IMPL(gpuprim, Meta, m) { impl(m, "sum", &sum_meta<false>, "mean", &sum_meta<true>); }
 
 }  // namespace gpuprim

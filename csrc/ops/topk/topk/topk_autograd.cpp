@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include "common/autograd_utils.h"
+#include "common/registration.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -45,10 +46,10 @@ std::tuple<at::Tensor, at::Tensor> topk_autograd(const at::Tensor& x, c10::SymIn
 
 }  // namespace
 
+// The backward op is not differentiable itself (no double backward): a clear error if someone asks for one.
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("topk", &topk_autograd);
-  // Not differentiable itself (double backward is not offered): a clear error if someone asks for one.
-  m.impl("topk_backward", torch::autograd::autogradNotImplementedFallback());
+  impl(m, "topk", &topk_autograd,
+       "topk_backward", torch::autograd::autogradNotImplementedFallback());
 }
 
 }  // namespace gpuprim

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "common/registration.h"
 #include "common/torch_order.h"
 #include "common/torch_utils.h"
 #include "ops/topk/topk/topk.h"
@@ -52,9 +53,6 @@ std::tuple<at::Tensor, at::Tensor> topk_cpu(const at::Tensor& x, int64_t k, int6
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("topk", &topk_cpu);
-  m.impl("topk_backward", &topk_backward_any_device);
-}
+TORCH_LIBRARY_IMPL(gpuprim, CPU, m) { impl(m, "topk", &topk_cpu, "topk_backward", &topk_backward_any_device); }
 
 }  // namespace gpuprim

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/topk/topk/topk.h"
 #include "ops/topk/topk/topk_launch.h"
@@ -27,9 +28,6 @@ std::tuple<at::Tensor, at::Tensor> topk_cuda(const at::Tensor& x, int64_t k, int
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("topk", &topk_cuda);
-  m.impl("topk_backward", &topk_backward_any_device);
-}
+TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) { impl(m, "topk", &topk_cuda, "topk_backward", &topk_backward_any_device); }
 
 }  // namespace gpuprim

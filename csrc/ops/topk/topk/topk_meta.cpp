@@ -1,6 +1,7 @@
 // Shape functions of gpuprim::topk and its backward (SymInt-safe, no data access).
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "ops/topk/topk/topk.h"
 
 namespace gpuprim {
@@ -21,9 +22,6 @@ at::Tensor topk_backward_meta(const at::Tensor& grad_values, const at::Tensor& i
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("topk", &topk_meta);
-  m.impl("topk_backward", &topk_backward_meta);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(Meta, topk, meta)
 
 }  // namespace gpuprim

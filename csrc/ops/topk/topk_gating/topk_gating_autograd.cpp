@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "common/autograd_utils.h"
+#include "common/registration.h"
 #include "include/gpuprim/gpuprim.h"
 
 namespace gpuprim {
@@ -67,8 +68,8 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_autograd(const at::Tensor& logits
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, Autograd, m) {
-  m.impl("topk_gating", &topk_gating_autograd);
-  m.impl("topk_gating_backward", torch::autograd::autogradNotImplementedFallback());
+  impl(m, "topk_gating", &topk_gating_autograd,
+       "topk_gating_backward", torch::autograd::autogradNotImplementedFallback());
 }
 
 }  // namespace gpuprim

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "ops/topk/topk_gating/topk_gating.h"
 
@@ -122,8 +123,8 @@ std::tuple<at::Tensor, at::Tensor> topk_gating_cpu(const at::Tensor& logits, int
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CPU, m) {
-  m.impl("topk_gating", &topk_gating_cpu);
-  m.impl("topk_gating_backward", &topk_gating_backward_any_device);
+  impl(m, "topk_gating", &topk_gating_cpu,
+       "topk_gating_backward", &topk_gating_backward_any_device);
 }
 
 }  // namespace gpuprim

@@ -3,6 +3,7 @@
 #include <torch/library.h>
 
 #include "common/cuda_workspace.h"
+#include "common/registration.h"
 #include "common/torch_utils.h"
 #include "include/gpuprim/gpuprim.h"
 #include "ops/topk/topk_gating/topk_gating.h"
@@ -93,9 +94,6 @@ at::Tensor topk_gating_backward_cuda(const at::Tensor& grad_gates, const at::Ten
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  m.impl("topk_gating", &topk_gating_cuda);
-  m.impl("topk_gating_backward", &topk_gating_backward_cuda);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(CUDA, topk_gating, cuda)
 
 }  // namespace gpuprim

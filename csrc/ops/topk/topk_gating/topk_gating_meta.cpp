@@ -1,6 +1,7 @@
 // Shape functions of gpuprim::topk_gating and its backward (SymInt-safe, no data access).
 #include <torch/library.h>
 
+#include "common/registration.h"
 #include "ops/topk/topk_gating/topk_gating.h"
 
 namespace gpuprim {
@@ -27,9 +28,6 @@ at::Tensor topk_gating_backward_meta(const at::Tensor& grad_gates, const at::Ten
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpuprim, Meta, m) {
-  m.impl("topk_gating", &topk_gating_meta);
-  m.impl("topk_gating_backward", &topk_gating_backward_meta);
-}
+GPUPRIM_IMPL_WITH_BACKWARD(Meta, topk_gating, meta)
 
 }  // namespace gpuprim
