@@ -19,6 +19,10 @@ counted to the summary line (any error fails the run):
 --chunks N spreads each file's tests over N processes (every N-th test id each): a slow file, e.g. under a
 sanitizer, then uses N of the --jobs slots.
 
+The processes take turns with the GPU's memory (GPUPRIM_TEST_GPU_LOCK, tests/gpu_turn.py): a test marked slow or
+listed in conftest's LARGE_TESTS runs while no other test does, so that --jobs does not decide whether the
+multi-GiB tests fit beside the others.
+
 Usage: python3 scripts/run_tests_isolated.py LOG_DIR [--jobs 4] [--timeout 300] [--deadline S] [--files ...]
        [--sanitize TOOL] [--chunks N] [pytest args...]
 """
@@ -168,6 +172,8 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=1, help="split each file's tests over this many processes")
     args, extra = parser.parse_known_args()
     args.log_dir.mkdir(parents=True, exist_ok=True)
+    # The pytest processes take turns with the GPU's memory (tests/gpu_turn.py): a multi-GiB test runs alone.
+    os.environ.setdefault("GPUPRIM_TEST_GPU_LOCK", str(args.log_dir.resolve()))
     files = [resolve_test_file(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
     totals = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
     all_crashed = []

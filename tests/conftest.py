@@ -3,6 +3,7 @@ import os
 
 import pytest
 import torch
+from gpu_turn import gpu_turn
 
 import gpuprim  # noqa: F401  (loads the library: registers torch.ops.gpuprim.*)
 
@@ -31,6 +32,26 @@ def pytest_collection_modifyitems(config, items):
             large = LARGE_TESTS.get(f"{item.path.name}::{item.originalname}")
             if large or "slow" in item.keywords:
                 item.add_marker(pytest.mark.skip(reason=f"GPUPRIM_TEST_SMALL=1: {large or 'more than 2^31 elements'}"))
+
+
+# GPUPRIM_TEST_GPU_LOCK=DIR (scripts/run_tests_isolated.py sets it): the test processes it runs side by side take
+# turns with the GPU's memory. A multi-GiB test (marked slow, or in LARGE_TESTS) runs alone; every process gives its
+# cached memory back after each test, so that what such a test needs is free when its turn comes. Empty: no turns.
+GPU_LOCK_DIR = os.environ.get("GPUPRIM_TEST_GPU_LOCK", "")
+
+
+@pytest.fixture(autouse=True)
+def _gpu_memory_turn(request):
+    if not GPU_LOCK_DIR or not HAS_CUDA:
+        yield
+        return
+    item = request.node
+    alone = "slow" in item.keywords or f"{item.path.name}::{item.originalname}" in LARGE_TESTS
+    with gpu_turn(GPU_LOCK_DIR, alone):
+        yield
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
 
 
 @pytest.fixture(params=DEVICES)
