@@ -23,15 +23,19 @@ LARGE_TESTS = {
 }
 
 
+def large_reason(item) -> str:
+    """Why a test is multi-GiB (marked slow, or in LARGE_TESTS), or "" for the others."""
+    return LARGE_TESTS.get(f"{item.path.name}::{item.originalname}", "") or (
+        "more than 2^31 elements" if "slow" in item.keywords else "")
+
+
 def pytest_collection_modifyitems(config, items):
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device (runs on the H200 via scripts/gpu_runner.sh)")
     for item in items:
         if "gpu" in item.keywords and not HAS_CUDA:
             item.add_marker(skip_gpu)
-        if SMALL:
-            large = LARGE_TESTS.get(f"{item.path.name}::{item.originalname}")
-            if large or "slow" in item.keywords:
-                item.add_marker(pytest.mark.skip(reason=f"GPUPRIM_TEST_SMALL=1: {large or 'more than 2^31 elements'}"))
+        if SMALL and large_reason(item):
+            item.add_marker(pytest.mark.skip(reason=f"GPUPRIM_TEST_SMALL=1: {large_reason(item)}"))
 
 
 # GPUPRIM_TEST_GPU_LOCK=DIR (scripts/run_tests_isolated.py sets it): the test processes it runs side by side take
@@ -45,12 +49,9 @@ def _gpu_memory_turn(request):
     if not GPU_LOCK_DIR or not HAS_CUDA:
         yield
         return
-    item = request.node
-    alone = "slow" in item.keywords or f"{item.path.name}::{item.originalname}" in LARGE_TESTS
-    with gpu_turn(GPU_LOCK_DIR, alone):
+    with gpu_turn(GPU_LOCK_DIR, alone=bool(large_reason(request.node))):
         yield
-        if torch.cuda.is_initialized():
-            torch.cuda.synchronize()
+        if torch.cuda.is_initialized():  # _no_input_errors_left (set up later, torn down first) has synchronized
             torch.cuda.empty_cache()
 
 

@@ -23,10 +23,10 @@ def test_alone_never_overlaps_and_is_not_starved(tmp_path):
     time.sleep(0.05)  # the shared holders are busy when the one that runs alone asks
     alone = context.Process(target=_hold, args=(str(tmp_path), True, 2, 0.05, log))
     alone.start()
+    intervals = [log.get(timeout=30) for _ in range(4 * 12 + 2)]  # drained before the joins: no child blocks on it
     for process in [*shared, alone]:
         process.join(30)
         assert process.exitcode == 0
-    intervals = [log.get(timeout=5) for _ in range(4 * 12 + 2)]
     lone = [(start, end) for is_alone, start, end in intervals if is_alone]
     others = [(start, end) for is_alone, start, end in intervals if not is_alone]
     assert len(lone) == 2 and len(others) == 48
