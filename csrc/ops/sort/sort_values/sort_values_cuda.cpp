@@ -3,8 +3,6 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
-#include <limits>
-
 #include "common/cuda_workspace.h"
 #include "common/torch_utils.h"
 #include "include/gpuprim/gpuprim.h"
@@ -14,18 +12,15 @@
 namespace gpuprim {
 namespace {
 
-// Whether one row of n elements takes the keys-only radix sort: int32 and int64 (equal keys are equal bits, so
-// no positions need carrying; floats keep -0.0 / +0.0 and NaN payloads in input order, which needs them), and
-// n <= INT32_MAX for CUB's 32-bit offsets.
-bool keys_only(at::ScalarType type, int64_t n) {
-  return (type == at::kInt || type == at::kLong) && n <= std::numeric_limits<int32_t>::max();
-}
+// Whether a row takes the keys-only radix sort: int32 and int64 (equal keys are equal bits, so no positions need
+// carrying; floats keep -0.0 / +0.0 and NaN payloads in input order, which needs them), at any length.
+bool keys_only(at::ScalarType type) { return type == at::kInt || type == at::kLong; }
 
 at::Tensor sort_values_cuda(const at::Tensor& x, int64_t dim, bool descending) {
   check_input_errors(x.device());  // what earlier calls' kernels found (no sync)
   dim = sort_check(x, dim, "sort_values");
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
-  if (n < 2 || x.numel() != n || !keys_only(x.scalar_type(), n)) {
+  if (n < 2 || x.numel() != n || !keys_only(x.scalar_type())) {
     return std::get<0>(gpuprim::sort(x, dim, descending));
   }
   const c10::cuda::CUDAGuard guard(x.device());

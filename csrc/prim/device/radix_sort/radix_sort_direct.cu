@@ -2,6 +2,9 @@
 // sort_keys_direct), compiled once for gpuprim::sort_pairs' direct path, sort_rows' int64 rows and
 // gpuprim::sort_values' int32/int64 rows; in prim, so it is built whatever GPUPRIM_OPS selects, and a file
 // of its own so that it compiles in parallel with radix_sort_pairs.cu.
+#include <cstdint>
+#include <limits>
+
 #include "prim/util/cuda_check.h"
 #include "prim/util/cub.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
@@ -25,9 +28,8 @@ void sort_pairs_direct(const Key* keys_in, Key* keys_out, const Value* values_in
   cub_call(workspace, sort);
 }
 
-template <typename Key, bool kDescending>
-void sort_keys_direct(const Key* keys_in, Key* keys_out, int64_t n, Workspace& workspace, cudaStream_t stream) {
-  const auto count = static_cast<int32_t>(n);  // 32-bit offsets inside CUB: its faster kernels
+template <typename Key, bool kDescending, typename Count>
+void sort_keys_counted(const Key* keys_in, Key* keys_out, Count count, Workspace& workspace, cudaStream_t stream) {
   const auto sort = [&](void* temp, size_t& temp_bytes) {
     if constexpr (kDescending) {
       return cub::DeviceRadixSort::SortKeysDescending(temp, temp_bytes, keys_in, keys_out, count, 0,
@@ -38,6 +40,15 @@ void sort_keys_direct(const Key* keys_in, Key* keys_out, int64_t n, Workspace& w
     }
   };
   cub_call(workspace, sort);
+}
+
+template <typename Key, bool kDescending>
+void sort_keys_direct(const Key* keys_in, Key* keys_out, int64_t n, Workspace& workspace, cudaStream_t stream) {
+  if (n <= std::numeric_limits<int32_t>::max()) {  // 32-bit offsets inside CUB: its faster kernels
+    sort_keys_counted<Key, kDescending>(keys_in, keys_out, static_cast<int32_t>(n), workspace, stream);
+  } else {  // CUB's 64-bit offsets: a third of the memory of sorting (key, position) pairs
+    sort_keys_counted<Key, kDescending>(keys_in, keys_out, n, workspace, stream);
+  }
 }
 
 template void sort_keys_direct<int32_t, false>(const int32_t*, int32_t*, int64_t, Workspace&, cudaStream_t);
