@@ -52,6 +52,24 @@ def kronecker_edges(scale: int, edge_factor: int, generator: torch.Generator, de
     return perm[src], perm[dst]
 
 
+def _sort_int64(keys: torch.Tensor, piece: int = 1 << 28) -> torch.Tensor:
+    """torch.sort(keys).values of non-negative keys, in value-range pieces of about `piece` keys when there are
+    more: torch.sort's indices and buffers for 2^31 keys do not fit an 80 GB card beside the keys."""
+    if keys.numel() <= piece:
+        return torch.sort(keys).values
+    pieces = -(-keys.numel() // piece)
+    top = int(keys.max()) + 1
+    cuts = [top * i // pieces for i in range(pieces + 1)]
+    out = torch.empty_like(keys)
+    at = 0
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        part = keys[(keys >= lo) & (keys < hi)]
+        out[at:at + part.numel()] = torch.sort(part).values
+        at += part.numel()
+        del part
+    return out
+
+
 def kronecker_graph(scale: int, edge_factor: int, seed: int = 1, device="cpu", index_dtype=torch.int64) -> Csr:
     """An undirected Kronecker graph in CSR (each edge stored both ways, self loops dropped, duplicates kept),
     columns sorted within each row. Built from sorted row * n + col keys: no argsort indices, no COO copies."""
@@ -61,9 +79,12 @@ def kronecker_graph(scale: int, edge_factor: int, seed: int = 1, device="cpu", i
     keep = src != dst
     src, dst = src[keep], dst[keep]
     del keep
-    keys = torch.cat([src * n + dst, dst * n + src])
+    m = src.numel()
+    keys = torch.empty(2 * m, dtype=torch.int64, device=device)
+    torch.mul(src, n, out=keys[:m]).add_(dst)
+    torch.mul(dst, n, out=keys[m:]).add_(src)
     del src, dst
-    keys = torch.sort(keys).values
+    keys = _sort_int64(keys)
     crow = torch.searchsorted(keys, torch.arange(n + 1, device=device, dtype=torch.int64) * n)
     col = keys.remainder_(n)
     return crow.to(index_dtype), col.to(index_dtype)
@@ -76,9 +97,11 @@ def power_law_lengths(rows: int, mean: float, generator: torch.Generator, alpha:
     return (x * mean * (alpha - 2) / (alpha - 1)).clamp(max=rows).long()
 
 
-def bfs_reference(crow: torch.Tensor, col: torch.Tensor, sources, max_depth: Optional[int] = None):
+def bfs_reference(crow: torch.Tensor, col: torch.Tensor, sources, max_depth: Optional[int] = None,
+                  piece: int = 1 << 29):
     """Level-synchronous BFS in pure PyTorch on crow's device (frontier as a tensor, index_select + scatter):
-    (distance int32, parent int64 = the smallest neighbour one level closer), -1 where unreached."""
+    (distance int32, parent int64 = the smallest neighbour one level closer), -1 where unreached. A level's
+    frontier is expanded in pieces of about `piece` out-edges, so that a scale-26 graph's levels fit on a card."""
     device = crow.device
     crow, col = crow.long(), col.long()
     n = crow.numel() - 1
@@ -91,15 +114,25 @@ def bfs_reference(crow: torch.Tensor, col: torch.Tensor, sources, max_depth: Opt
     level = 0
     while frontier.numel() and (max_depth is None or level < max_depth):
         counts = deg.index_select(0, frontier)
-        total = int(counts.sum())
-        src = torch.repeat_interleave(frontier, counts, output_size=total)
-        starts = torch.repeat_interleave(crow.index_select(0, frontier) - (counts.cumsum(0) - counts), counts,
-                                         output_size=total)
-        dst = col.index_select(0, starts + torch.arange(total, device=device))
-        new = dist.index_select(0, dst) == -1
-        src, dst = src[new], dst[new]
-        best = torch.full((n,), n, dtype=torch.int64, device=device).scatter_reduce(0, dst, src, "amin")
-        frontier = torch.unique(dst)
+        ends = counts.cumsum(0)
+        total = int(ends[-1])
+        marks = torch.arange(piece, total, piece, device=device) if total > piece else ends[:0]
+        cuts = sorted({0, *torch.searchsorted(ends, marks).tolist()}) + [frontier.numel()]
+        best = torch.full((n,), n, dtype=torch.int64, device=device)
+        found = []
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            f, c = frontier[a:b], counts[a:b]
+            size = int(c.sum())
+            src = torch.repeat_interleave(f, c, output_size=size)
+            starts = torch.repeat_interleave(crow.index_select(0, f) - (c.cumsum(0) - c), c, output_size=size)
+            dst = col.index_select(0, starts + torch.arange(size, device=device))
+            del starts
+            new = dist.index_select(0, dst) == -1
+            src, dst = src[new], dst[new]
+            best.scatter_reduce_(0, dst, src, "amin")
+            found.append(torch.unique(dst))
+            del src, dst, new
+        frontier = torch.unique(torch.cat(found)) if len(found) > 1 else found[0]
         dist[frontier] = level + 1
         parent[frontier] = best.index_select(0, frontier)
         level += 1
