@@ -22,7 +22,8 @@ def sort_values(x: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
 
     CUDA: one row of int32 or int64 (every other dim of size 1, any length) goes to CUB's keys-only radix
     sort: no positions are carried or written (256M int32: about half the time of :func:`gpuprim.sort`; past
-    2^31 elements, about a third of its memory). Other inputs cost what :func:`gpuprim.sort` costs. Differentiable in ``x``: with
-    ``x.requires_grad`` it runs :func:`gpuprim.sort` to know where the gradient goes.
+    2^31 elements, about a third of its memory). Other inputs cost what :func:`gpuprim.sort` costs.
+    Differentiable in ``x``: with ``x.requires_grad`` it runs :func:`gpuprim.sort` to know where the gradient
+    goes.
     """
     return torch.ops.gpuprim.sort_values.default(x, dim, descending=descending)
