@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kCsrThreads) chunk_map_kernel(const CsrPlan* _
 }
 
 template <typename In, typename Acc, typename Out, typename Op, int Vec>
-__global__ void __launch_bounds__(kCsrThreads) chunk_kernel(const In* __restrict__ src,
+__global__ void __launch_bounds__(kCsrThreads, CsrTuning::min_blocks(Vec * sizeof(Acc))) chunk_kernel(const In* __restrict__ src,
                                                             const int64_t* __restrict__ offsets,
                                                             const CsrPlan* __restrict__ scanned,
                                                             const int64_t* __restrict__ chunk_segment, Plan plan,

@@ -18,6 +18,9 @@ struct SegmentedReduceSm90 {
     // ...and is long enough that rows / chunk_rows <= this: ~2 waves of 256-thread blocks on 132 SMs, so one
     // giant segment still fills the GPU while its partial rows stay cheap to fold.
     static constexpr int64_t kTargetChunks = 2048;
+    // Resident blocks per SM that chunk_kernel is compiled for, by accumulator bytes per thread: the row
+    // stream is bound by the loads in flight, and without the bound its registers cost 2-3 blocks an SM.
+    static constexpr int min_blocks(int acc_bytes) { return acc_bytes > 16 ? 5 : 8; }
   };
   // Sorted-key front end (index_add, scatter_*, embedding_bag's backward): a group of lanes per run or chunk.
   struct Sorted {
