@@ -175,9 +175,8 @@ __global__ void __launch_bounds__(kSortedThreads)
 // the tile's rows at once), then groups of `group` lanes fold the tile's rows. Afterwards the blocks share the
 // hot runs' chunks (the Hot chunk pass, here: one launch less, and it overlaps the row stores).
 template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
-__global__ void __launch_bounds__(kSortedThreads)
-    dense_rows_kernel(Runs<K, V> runs, Source source, Sink sink, int64_t out_rows, int group,
-                      Acc* __restrict__ partials) {
+__device__ __forceinline__ void dense_rows_pass(const Runs<K, V>& runs, const Source& source, const Sink& sink,
+                                                int64_t out_rows, int group, Acc* __restrict__ partials) {
   __shared__ V tile_begin[kSortedThreads];
   __shared__ V tile_end[kSortedThreads];
   const int lane = threadIdx.x % group;
@@ -214,6 +213,21 @@ __global__ void __launch_bounds__(kSortedThreads)
     chunk_item<Op, Vec, Acc>(runs, source, sink, num_runs, w / hot_items, w % hot_items, true, lane, group,
                              partials);
   }
+}
+
+template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
+__global__ void __launch_bounds__(kSortedThreads)
+    dense_rows_kernel(Runs<K, V> runs, Source source, Sink sink, int64_t out_rows, int group,
+                      Acc* __restrict__ partials) {
+  dense_rows_pass<Op, Vec, Acc>(runs, source, sink, out_rows, group, partials);
+}
+
+// fp32 lanes of 4 columns, compiled for more resident blocks (tuning_segmented_reduce.h).
+template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
+__global__ void __launch_bounds__(kSortedThreads, SortedTuning::kDenseFp32x4BlocksPerSm)
+    dense_rows_fp32x4_kernel(Runs<K, V> runs, Source source, Sink sink, int64_t out_rows, int group,
+                             Acc* __restrict__ partials) {
+  dense_rows_pass<Op, Vec, Acc>(runs, source, sink, out_rows, group, partials);
 }
 
 // One block per (hot run, slice): warp g folds partial rows g, g + 32, ... in order (kUnroll loads in flight),
@@ -305,8 +319,13 @@ void reduce_sorted_runs(const K* keys, int64_t n, K sentinel, int64_t outer, int
     // the blocks the hot chunk pass would have (a small output can have many hot chunks).
     const unsigned tiles = grid_for(outer * dense_rows, kSortedThreads);
     const unsigned grid = std::max(tiles, grid_for(outer * partial_rows, kSortedThreads / group, grid_cap));
-    dense_rows_kernel<Op, Vec, Acc><<<grid, kSortedThreads, 0, stream>>>(runs, source, sink, dense_rows, group,
-                                                                         partials);
+    if constexpr (std::is_same_v<Acc, float> && Vec == 4) {
+      dense_rows_fp32x4_kernel<Op, Vec, Acc><<<grid, kSortedThreads, 0, stream>>>(runs, source, sink, dense_rows,
+                                                                                  group, partials);
+    } else {
+      dense_rows_kernel<Op, Vec, Acc><<<grid, kSortedThreads, 0, stream>>>(runs, source, sink, dense_rows, group,
+                                                                           partials);
+    }
     GPUPRIM_LAUNCH_CHECK();
   } else {
     chunk_pass<<<grid_for(outer * n, kSortedThreads / group, grid_cap), kSortedThreads, 0, stream>>>(

@@ -33,6 +33,9 @@ struct SegmentedReduceSm90 {
     static constexpr int64_t kMaxChunks = 16384;
     static constexpr int kChunkBlocksPerSm = 4;    // grid cap of the chunk passes, in resident blocks
     static constexpr int kCombineBlocksPerSm = 2;  // grid cap of the combine pass, in resident blocks
+    // Resident blocks per SM that dense mode's fp32 kernel with 4 columns a lane is compiled for: its rows are
+    // gathered loads, bound by how many are in flight; unbounded it took 52-56 registers (4 blocks), here 48.
+    static constexpr int kDenseFp32x4BlocksPerSm = 5;
   };
 };
 
