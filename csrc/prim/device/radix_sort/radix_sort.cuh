@@ -38,8 +38,8 @@ void sort_pairs_direct(const Key* keys_in, Key* keys_out, const Value* values_in
 
 // Sort of n signed keys as they are (no payload: equal keys are the same bits, so stability is moot),
 // keys_in (left unchanged) to keys_out; CUB's alternate buffer comes from the workspace.
-// n <= INT32_MAX. Instantiated in radix_sort_direct.cu for Key in {int32, int64}, both orders
-// (gpuprim::sort_values).
+// Any n (CUB's 64-bit offsets past INT32_MAX). Instantiated in radix_sort_direct.cu for Key in {int32, int64},
+// both orders (gpuprim::sort_values).
 template <typename Key, bool kDescending>
 void sort_keys_direct(const Key* keys_in, Key* keys_out, int64_t n, Workspace& workspace, cudaStream_t stream);
 
