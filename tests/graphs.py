@@ -116,17 +116,21 @@ def bfs_reference(crow: torch.Tensor, col: torch.Tensor, sources, max_depth: Opt
         counts = deg.index_select(0, frontier)
         ends = counts.cumsum(0)
         total = int(ends[-1])
-        marks = torch.arange(piece, total, piece, device=device) if total > piece else ends[:0]
-        cuts = sorted({0, *torch.searchsorted(ends, marks).tolist()}) + [frontier.numel()]
+        cuts, sizes = [0, frontier.numel()], [total]  # one piece: the plain level-synchronous step
+        if total > piece:
+            marks = torch.searchsorted(ends, torch.arange(piece, total, piece, device=device)).tolist()
+            cuts = sorted({0, *marks}) + [frontier.numel()]
+            at_ends = ends[torch.tensor(cuts[1:], device=device) - 1].tolist()
+            sizes = [e - s for s, e in zip([0] + at_ends[:-1], at_ends)]
         best = torch.full((n,), n, dtype=torch.int64, device=device)
         found = []
-        for a, b in zip(cuts[:-1], cuts[1:]):
+        for a, b, size in zip(cuts[:-1], cuts[1:], sizes):
             f, c = frontier[a:b], counts[a:b]
-            size = int(c.sum())
             src = torch.repeat_interleave(f, c, output_size=size)
-            starts = torch.repeat_interleave(crow.index_select(0, f) - (c.cumsum(0) - c), c, output_size=size)
+            first = crow.index_select(0, f) - (ends[a:b] - c - (ends[a - 1] if a else 0))  # piece-relative starts
+            starts = torch.repeat_interleave(first, c, output_size=size)
             dst = col.index_select(0, starts + torch.arange(size, device=device))
-            del starts
+            del first, starts
             new = dist.index_select(0, dst) == -1
             src, dst = src[new], dst[new]
             best.scatter_reduce_(0, dst, src, "amin")

@@ -152,12 +152,10 @@ __global__ void __launch_bounds__(kCsrThreads) chunk_map_kernel(const CsrPlan* _
 }
 
 template <typename In, typename Acc, typename Out, typename Op, int Vec>
-__global__ void __launch_bounds__(kCsrThreads, CsrTuning::min_blocks(Vec * sizeof(Acc))) chunk_kernel(const In* __restrict__ src,
-                                                            const int64_t* __restrict__ offsets,
-                                                            const CsrPlan* __restrict__ scanned,
-                                                            const int64_t* __restrict__ chunk_segment, Plan plan,
-                                                            Tiling tiling, bool mean, Out* __restrict__ out,
-                                                            Acc* __restrict__ partials) {
+__global__ void __launch_bounds__(kCsrThreads, CsrTuning::min_blocks(Vec * sizeof(Acc)))
+    chunk_kernel(const In* __restrict__ src, const int64_t* __restrict__ offsets, const CsrPlan* __restrict__ scanned,
+                 const int64_t* __restrict__ chunk_segment, Plan plan, Tiling tiling, bool mean, Out* __restrict__ out,
+                 Acc* __restrict__ partials) {
   __shared__ alignas(16) unsigned char shared_raw[kCsrThreads * CsrTuning::kMaxVecBytes];
   Acc* shared = reinterpret_cast<Acc*>(shared_raw);
   const int ct = threadIdx.x % tiling.col_threads, rt = threadIdx.x / tiling.col_threads;
