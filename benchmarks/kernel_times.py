@@ -1,8 +1,14 @@
-"""Where a graph op's GPU time goes: per-kernel times (torch.profiler) of one call on the benchmarks' graphs.
+"""Where an op's GPU time goes: per-kernel times (torch.profiler) on the benchmarks' inputs.
 
 python3 benchmarks/kernel_times.py bfs  [--scales 22,24]           kernels in launch order, one search a scale
 python3 benchmarks/kernel_times.py spmm [--graphs poisson27,rmat,power_law] [--features 1]
                                                                    per kernel name, mean over 5 calls
+python3 benchmarks/kernel_times.py embedding_bag [--ids all_equal,zipf,uniform] [--mode sum]
+                                                                   forward, 1M x 128 fp32, 65536 bags of 20: per
+                                                                   kernel name, mean over 50 calls, and the
+                                                                   back-to-back time a call
+
+Runs against whichever gpuprim is on PYTHONPATH (another tree's torch_ops, to compare two builds).
 
 Not a benchmark (no L2 flush, one call under the profiler): it says which kernel or level to work on; the
 benchmarks say whether the work paid.
@@ -77,17 +83,45 @@ def spmm(graphs: List[str], features: int) -> None:
                                                                                     key=lambda kv: -kv[1])))
 
 
+def embedding_bag(ids: List[str], mode: str) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import distributions  # noqa: E402 - the benchmarks' id distributions
+
+    rows, d, bag = 1 << 20, 128, 20
+    n = 65536 * bag
+    weight = torch.randn(rows, d, device="cuda")
+    offsets = distributions.bag_offsets(n, bag, 0)
+    for kind in ids:
+        indices = distributions.ids(kind, rows, n)
+        calls = 50
+        totals: dict = defaultdict(float)
+        for name, us, _ in _kernels(lambda: gpuprim.embedding_bag(weight, indices, offsets, mode), calls):
+            totals[_short(name)] += us / calls
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(200):
+            gpuprim.embedding_bag(weight, indices, offsets, mode)
+        end.record()
+        torch.cuda.synchronize()
+        print(f"{kind} {mode}: {start.elapsed_time(end) / 200 * 1000:.1f} us a call back to back; "
+              + ", ".join(f"{k} {v:.1f} us" for k, v in sorted(totals.items(), key=lambda kv: -kv[1])))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("op", choices=["bfs", "spmm"])
+    parser.add_argument("op", choices=["bfs", "spmm", "embedding_bag"])
     parser.add_argument("--scales", default="22,24")
     parser.add_argument("--graphs", default="poisson27,rmat,power_law")
     parser.add_argument("--features", type=int, default=1)
+    parser.add_argument("--ids", default="all_equal,zipf,uniform")
+    parser.add_argument("--mode", default="sum")
     args = parser.parse_args()
     if args.op == "bfs":
         bfs([int(s) for s in args.scales.split(",")])
-    else:
+    elif args.op == "spmm":
         spmm(args.graphs.split(","), args.features)
+    else:
+        embedding_bag(args.ids.split(","), args.mode)
 
 
 if __name__ == "__main__":
