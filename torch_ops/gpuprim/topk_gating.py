@@ -8,6 +8,9 @@ from torch import Tensor
 
 from gpuprim._errors import check_integer, reports_input_errors
 
+# Looked up once: called per step on small batches, where the host's time is most of the call's.
+_topk_gating = torch.ops.gpuprim.topk_gating.default
+
 
 @reports_input_errors
 def topk_gating(logits: Tensor, k: int, score: str = "softmax", renormalize: bool = True, *,
@@ -48,6 +51,6 @@ def topk_gating(logits: Tensor, k: int, score: str = "softmax", renormalize: boo
     groups beyond that raise on CUDA.
     """
     check_integer("topk_gating", "k", k)
-    gates, expert_ids = torch.ops.gpuprim.topk_gating.default(logits, k, score, renormalize, bias, num_groups,
-                                                              topk_groups, scaling, gate_dtype)
+    gates, expert_ids = _topk_gating(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling,
+                                     gate_dtype)
     return gates, expert_ids
