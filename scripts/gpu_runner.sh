@@ -17,6 +17,10 @@
 # COMPARE=DIR (benchmarks of the ops in BENCH run with the tree in DIR too, side by side:
 # benchmarks/compare_trees.py; its table is compare.md).
 #
+# Wheels in .whl/ (the device image lacks expecttest, which tests/test_torch_samples.py needs: carry .whl with
+# `pip download --no-deps --only-binary=:all: --python-version 3.12 -d .whl expecttest`) are installed with
+# pip --no-index into a temporary directory on PYTHONPATH first.
+#
 # PREBUILT=FILE.so.xz: a libgpuprim.so built elsewhere for this machine's torch (same torch version and CUDA
 # major; e.g. built on a CPU machine against the same torch wheel) is unpacked instead of building here,
 # which saves the build's minutes of device time; if it does not import, the runner builds after all.
@@ -46,6 +50,11 @@ export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 export MAX_JOBS=${MAX_JOBS:-$(nproc)}
 export PYTHONPATH="$root/torch_ops${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
+if ls .whl/*.whl >/dev/null 2>&1; then
+  site=$(mktemp -d)
+  "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl \
+    && export PYTHONPATH="$PYTHONPATH:$site"
+fi
 # The CUDA variants of device-parametrized tests (plus every GPU-only test); CI runs the CPU ones.
 export GPUPRIM_TEST_DEVICES=${GPUPRIM_TEST_DEVICES:-cuda}
 sanitize=${SANITIZE:-}
