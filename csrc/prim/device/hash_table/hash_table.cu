@@ -1,5 +1,8 @@
 // The device hash table's launchers (hash_table.h), instantiated once for every op that uses them.
 #include "prim/device/hash_table/hash_table.h"
+
+#include <algorithm>
+
 #include "prim/device/hash_table/hash_table_kernels.cuh"
 #include "prim/device/hash_table/tuning_hash_table.h"
 #include "prim/util/cuda_check.h"
@@ -51,8 +54,12 @@ void insert_set(Key* table, int64_t capacity, int64_t* state, const Key* keys, i
                 uint32_t* slot_of, cudaStream_t stream) {
   if (n <= 0) return;
   constexpr int kThreads = Tuning::kThreads;
-  insert_set_kernel<Key><<<grid_for(n, kThreads), kThreads, 0, stream>>>(table, capacity, state, keys, n, limit,
-                                                                         slot_of);
+  // A few waves of resident blocks, and no more threads than keys that fit beyond the limit (one each at most).
+  auto kernel = insert_set_kernel<Key>;
+  const int64_t cap = std::min<int64_t>(Tuning::kClaimWaves * resident_blocks(kernel, kThreads),
+                                        std::max<int64_t>(1, (capacity - limit) / kThreads));
+  kernel<<<grid_for(n, int64_t(kThreads) * Tuning::kSetItems, cap), kThreads, 0, stream>>>(table, capacity, state,
+                                                                                          keys, n, limit, slot_of);
   GPUPRIM_LAUNCH_CHECK();
 }
 

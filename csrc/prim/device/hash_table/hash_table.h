@@ -49,8 +49,8 @@ void clear_set(Key* table, int64_t capacity, int64_t* state, cudaStream_t stream
 
 // Inserts keys[0, n) into the set and writes each one's slot (capacity for the key kEmpty) to slot_of, until
 // more than `limit` keys are stored: then state[kStateGaveUp] = 1 and the rest is skipped (slot_of unwritten).
-// limit <= capacity / 2 leaves room for the keys in flight. The stored keys do not depend on timing unless it
-// gives up. No host sync.
+// limit < capacity; each thread stores at most one key past the limit and the grid has at most capacity - limit
+// threads, so the table never fills. The stored keys do not depend on timing unless it gives up. No host sync.
 template <typename Key>
 void insert_set(Key* table, int64_t capacity, int64_t* state, const Key* keys, int64_t n, int64_t limit,
                 uint32_t* slot_of, cudaStream_t stream);

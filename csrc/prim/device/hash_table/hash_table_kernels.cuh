@@ -134,29 +134,47 @@ __global__ void clear_kernel(Key* __restrict__ keys, int64_t capacity) {
   for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < capacity; s += stride) keys[s] = kEmpty<Key>;
 }
 
-// Set insert that gives up past `limit` keys: once the flag is up every thread stops (a high-cardinality input
-// costs a partial read, and the table never fills while the limit leaves room for the threads in flight).
+// Set insert that gives up past `limit` keys. The give-up flag is one word that every warp would otherwise read
+// for every key (one hot L2 line serializing the pass), so a thread looks at it once in kGiveUpCheckRounds tiles;
+// a thread whose own new key passes the limit stops at once, so at most one key a thread lands beyond the limit
+// (the launcher keeps the grid's threads within capacity - limit). A high-cardinality input costs a partial read.
+// A block takes tiles of kSetItems keys a thread, all loaded before the first probe (more loads in flight).
 template <typename Key>
-__global__ void insert_set_kernel(Key* __restrict__ table, int64_t capacity, int64_t* state,
-                                  const Key* __restrict__ keys, int64_t n, int64_t limit,
-                                  uint32_t* __restrict__ slot_of) {
+__global__ void __launch_bounds__(Tuning::kThreads)
+    insert_set_kernel(Key* __restrict__ table, int64_t capacity, int64_t* state, const Key* __restrict__ keys,
+                      int64_t n, int64_t limit, uint32_t* __restrict__ slot_of) {
+  constexpr int kItems = Tuning::kSetItems;
   volatile int64_t* gave_up = state + kStateGaveUp;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    if (*gave_up != 0) return;
-    const Key key = keys[i];
-    int64_t s = capacity;
-    bool over = false;
-    if (key == kEmpty<Key>) {
-      if (store_empty_key(state)) over = count_new_key(state) >= limit;
-    } else {
-      bool claimed;
-      s = claim_slot</*kCasFirst=*/false>(table, capacity, key, claimed);
-      if (claimed) over = count_new_key(state) >= limit;
-      if (s < 0) over = true;
+  const int64_t tile = int64_t(blockDim.x) * kItems;
+  int round = 0;
+  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile, ++round) {
+    if (round % Tuning::kGiveUpCheckRounds == 0 && *gave_up != 0) return;
+    Key batch[kItems];
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int64_t i = base + int64_t(j) * blockDim.x + threadIdx.x;
+      batch[j] = i < n ? keys[i] : Key(0);
     }
-    if (over) *gave_up = 1;
-    slot_of[i] = static_cast<uint32_t>(s);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int64_t i = base + int64_t(j) * blockDim.x + threadIdx.x;
+      if (i >= n) return;
+      int64_t s = capacity;
+      bool over = false;
+      if (batch[j] == kEmpty<Key>) {
+        if (store_empty_key(state)) over = count_new_key(state) >= limit;
+      } else {
+        bool claimed;
+        s = claim_slot</*kCasFirst=*/false>(table, capacity, batch[j], claimed);
+        if (claimed) over = count_new_key(state) >= limit;
+        if (s < 0) over = true;
+      }
+      if (over) {
+        *gave_up = 1;
+        return;
+      }
+      slot_of[i] = static_cast<uint32_t>(s);
+    }
   }
 }
 
