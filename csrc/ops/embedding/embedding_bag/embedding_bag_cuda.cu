@@ -184,13 +184,23 @@ void forward(const T* weight, const I* indices, const int64_t* bounds, const T* 
 // ---------------------------------------------------------------- backward: pairs
 // sum/mean: key = row (or the sentinel). With per_sample_weights (bag_of != nullptr): value = position and
 // bag_of = the bag of the position (-1: none); without: value = the bag itself (one dependent load less in the
-// reduction; the stable sort still orders a row's pairs by position, hence by bag).
-template <typename I, typename K, typename V>
+// reduction; the stable sort still orders a row's pairs by position, hence by bag). mean (mean_weight not
+// null): also each bag's weight 1 / its size, divided once per bag (as the CPU kernel) instead of once per pair
+// and column vector in the reduction.
+template <typename I, typename K, typename V, typename Acc>
 __global__ void __launch_bounds__(kThreads) prep_sum_kernel(const I* __restrict__ indices,
                                                             const int64_t* __restrict__ bounds, EmbeddingBagShape s,
                                                             K* __restrict__ keys, V* __restrict__ values,
-                                                            V* __restrict__ bag_of) {
-  for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < s.nnz; p += int64_t(gridDim.x) * blockDim.x) {
+                                                            V* __restrict__ bag_of,
+                                                            const int64_t* __restrict__ bag_size,
+                                                            Acc* __restrict__ mean_weight) {
+  const int64_t items = mean_weight != nullptr ? std::max(s.nnz, s.bags) : s.nnz;
+  for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < items; p += int64_t(gridDim.x) * blockDim.x) {
+    if (mean_weight != nullptr && p < s.bags) {
+      const int64_t size = bag_size[p];
+      mean_weight[p] = Acc(1) / static_cast<Acc>(size > 1 ? size : int64_t(1));
+    }
+    if (p >= s.nnz) continue;
     const int64_t b = segment_of_row(bounds, s.bags, s.nnz, p);
     const int64_t r = static_cast<int64_t>(indices[p]);
     keys[p] = static_cast<K>(b >= 0 && used(r, s) ? r : s.num_weights);
@@ -218,8 +228,7 @@ __global__ void __launch_bounds__(kThreads) prep_max_kernel(const int64_t* __res
 
 // ---------------------------------------------------------------- backward: the sorted pairs' reduction
 // Sorted pair i: the grad row of its bag (value = the bag, or its position and bag_of[position] with
-// per_sample_weights), weighted by per_sample_weights[position] or, for mean, 1 / the bag's size (one division
-// per pair instead of one per element, as the CPU kernel).
+// per_sample_weights), weighted by per_sample_weights[position] or, for mean, the bag's 1 / size.
 template <typename T, typename V, bool Weighted>
 struct BagRows {
   using Acc = typename AccOf<T>::type;
@@ -228,7 +237,7 @@ struct BagRows {
   const V* positions;       // sorted values of the pairs
   const V* bag_of;          // position -> bag (sum with per_sample_weights); nullptr: the value is the bag
   const T* psw;             // weights per position, or nullptr
-  const int64_t* bag_size;  // mean: weights 1 / bag_size[bag]
+  const Acc* mean_weight;   // mean: per bag, 1 / its size (written by prep_sum_kernel)
   int64_t width;
   template <int Vec>
   __device__ __forceinline__ FoldItem<Vec, T, Acc> load(int64_t, int64_t i, int64_t col) const {
@@ -238,12 +247,7 @@ struct BagRows {
     item.values = load_vec<Vec>(grad + row * width + col);
     item.weight = Acc(1);
     if constexpr (Weighted) {
-      if (psw) {
-        item.weight = convert<Acc>(psw[p]);
-      } else {
-        const int64_t size = bag_size[row];
-        item.weight = Acc(1) / static_cast<Acc>(size > 1 ? size : int64_t(1));
-      }
+      item.weight = psw ? convert<Acc>(psw[p]) : mean_weight[row];
     }
     return item;
   }
@@ -256,6 +260,7 @@ struct BagRows {
 template <typename T, bool ByFreq>
 struct GradRows {
   using Acc = typename AccOf<T>::type;
+  static constexpr int kElementBytes = sizeof(T);
   T* out;
   int64_t width;
   int64_t* rows;  // sparse only
@@ -289,12 +294,13 @@ struct GradRows {
 // that many rows, each written exactly once (out need not be zeroed). Otherwise out must be zero on entry.
 template <typename T, typename K, typename V>
 void reduce_pairs(const K* keys, const V* positions, int64_t n, K sentinel, const T* src, int64_t width,
-                  const V* bag_of, const T* psw, const int64_t* bag_size, T* out, int64_t* rows, bool sparse,
-                  bool by_freq, int64_t* num_rows, int64_t dense_rows, Workspace& workspace, cudaStream_t stream) {
+                  const V* bag_of, const T* psw, const typename AccOf<T>::type* mean_weight, T* out,
+                  int64_t* rows, bool sparse, bool by_freq, int64_t* num_rows, int64_t dense_rows,
+                  Workspace& workspace, cudaStream_t stream) {
   using Acc = typename AccOf<T>::type;
   const auto run = [&](auto weighted, auto vec, auto freq) {
     const GradRows<T, decltype(freq)::value> sink{out, width, rows, sparse, dense_rows > 0};
-    const BagRows<T, V, decltype(weighted)::value> source{src, positions, bag_of, psw, bag_size, width};
+    const BagRows<T, V, decltype(weighted)::value> source{src, positions, bag_of, psw, mean_weight, width};
     segmented::reduce_sorted_runs<reducers::Op<Reduce::kSum>, decltype(vec)::value, Acc, K, V>(
         keys, n, sentinel, /*outer=*/1, width, source, sink, dense_rows, num_rows, workspace, stream);
   };
@@ -305,7 +311,7 @@ void reduce_pairs(const K* keys, const V* positions, int64_t n, K sentinel, cons
     return run(weighted, std::integral_constant<int, 1>(), freq);
   };
   const auto by_weight = [&](auto freq) {
-    if (psw || bag_size) return by_vec(std::true_type(), freq);
+    if (psw || mean_weight) return by_vec(std::true_type(), freq);
     return by_vec(std::false_type(), freq);
   };
   if (by_freq) {
@@ -324,13 +330,15 @@ void backward_sum(const T* grad, const I* indices, const int64_t* bounds, const 
   V* values[2] = {static_cast<V*>(workspace.allocate(sizeof(V) * n)),
                   static_cast<V*>(workspace.allocate(sizeof(V) * n))};
   auto* bag_of = psw ? static_cast<V*>(workspace.allocate(sizeof(V) * n)) : nullptr;
-  prep_sum_kernel<I, K, V><<<grid_for(n, kThreads), kThreads, 0, stream>>>(indices, bounds, s, keys[0], values[0],
-                                                                           bag_of);
+  using Acc = typename AccOf<T>::type;
+  auto* mean_weight = mean ? static_cast<Acc*>(workspace.allocate(sizeof(Acc) * s.bags)) : nullptr;
+  prep_sum_kernel<I, K, V, Acc><<<grid_for(mean ? std::max(n, s.bags) : n, kThreads), kThreads, 0, stream>>>(
+      indices, bounds, s, keys[0], values[0], bag_of, bag_size, mean_weight);
   GPUPRIM_LAUNCH_CHECK();
   // Stable sort on the key bits that hold [0, num_weights] (the sentinel num_weights is the largest key).
   const int sorted = radix_sort::sort_pairs(keys, values, n, bits_to_hold(uint64_t(s.num_weights)), workspace, stream);
   reduce_pairs<T, K, V>(keys[sorted], values[sorted], n, static_cast<K>(s.num_weights), grad, s.dim, bag_of, psw,
-                        mean ? bag_size : nullptr, grad_weight, rows, sparse, by_freq, num_rows,
+                        mean_weight, grad_weight, rows, sparse, by_freq, num_rows,
                         sparse ? 0 : s.num_weights,
                         workspace, stream);
 }

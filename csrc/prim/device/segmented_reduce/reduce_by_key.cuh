@@ -46,6 +46,7 @@ struct GatherRows {
 template <typename T>
 struct FinalizeRows {
   using Acc = typename AccOf<T>::type;
+  static constexpr int kElementBytes = sizeof(T);
   T* out;
   int64_t rows, inner;
   Reduce reduce;

@@ -14,7 +14,8 @@
 //   Source: static constexpr bool kWeighted;
 //           template <int Vec> FoldItem<Vec, In, Acc> load(int64_t o, int64_t i, int64_t col) const
 //             (sorted item i of outer slice o: Vec elements of its row at column col, and its weight)
-//   Sink:   template <int Vec> void store(int64_t o, int64_t run, int64_t key, int64_t col,
+//   Sink:   static constexpr int kElementBytes;  (bytes of one stored element: dense mode's strips)
+//           template <int Vec> void store(int64_t o, int64_t run, int64_t key, int64_t col,
 //                                         const Acc (&acc)[Vec], int64_t count) const
 //             (count: the run's items; 0 for a dense row without items)
 //           void done(int64_t o, int64_t run, int64_t key) const  (once per run, after its stores)
@@ -38,6 +39,8 @@ namespace segmented {
 namespace thrust = THRUST_NS_QUALIFIER;  // wrapped in gpuprim_thrust, like CUB (prim/util/cub.cuh)
 using SortedTuning = SegmentedReduceTuning::Sorted;
 constexpr int kSortedThreads = SortedTuning::kThreads;
+constexpr int kSortedThreadsLog2 = 8;
+static_assert(kSortedThreads == 1 << kSortedThreadsLog2, "dense mode's strips split a tile by shifts");
 constexpr int kCombineThreads = SortedTuning::kCombineThreads;
 constexpr int kCombineWarps = kCombineThreads / kWarpSize;
 
@@ -171,20 +174,27 @@ __global__ void __launch_bounds__(kSortedThreads)
 // Dense mode: every output row (key) of every slice is stored exactly once in one pass (the identity where a
 // row has no items, the folded items of a single-chunk run elsewhere; hot runs are left to combine_kernel),
 // instead of a fill of the whole output followed by a scatter of the touched rows. Each block iteration takes
-// a tile of kSortedThreads rows: thread t looks up row k0 + t's item range (its dependent loads done for all
-// the tile's rows at once), then groups of `group` lanes fold the tile's rows. Afterwards the blocks share the
-// hot runs' chunks (the Hot chunk pass, here: one launch less, and it overlaps the row stores).
+// a tile of kSortedThreads rows: thread t looks up the item range of the tile's row t (its dependent loads done
+// for all the tile's rows at once), then groups of `group` lanes fold the tile's rows. A tile's rows are strips
+// of 2^strip_log2 rows dealt round-robin over the tiles, so that runs of adjacent rows just below the hot size
+// (ids numbered by frequency) spread over many blocks instead of serializing in one. Afterwards the blocks
+// share the hot runs' chunks (the Hot chunk pass, here: one launch less, and it overlaps the row stores).
 template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
 __device__ __forceinline__ void dense_rows_pass(const Runs<K, V>& runs, const Source& source, const Sink& sink,
-                                                int64_t out_rows, int group, Acc* __restrict__ partials) {
+                                                int64_t out_rows, int group, int strip_log2,
+                                                Acc* __restrict__ partials) {
   __shared__ V tile_begin[kSortedThreads];
   __shared__ V tile_end[kSortedThreads];
   const int lane = threadIdx.x % group;
   const int per_block = kSortedThreads / group;
-  const int64_t tiles = (out_rows + kSortedThreads - 1) / kSortedThreads;
+  const int64_t strips = ((out_rows - 1) >> strip_log2) + 1;
+  const int64_t tiles = ((strips - 1) >> (kSortedThreadsLog2 - strip_log2)) + 1;
+  const int strip_mask = (1 << strip_log2) - 1;
   for (int64_t t0 = blockIdx.x; t0 < runs.outer * tiles; t0 += gridDim.x) {  // block-uniform (barriers inside)
-    const int64_t o = t0 / tiles, k0 = (t0 % tiles) * kSortedThreads;
-    const int64_t k = k0 + threadIdx.x;
+    const int64_t o = t0 / tiles, tile = t0 % tiles;
+    // Row t of this tile: the tile's strip t >> strip_log2 is strip tile + (t >> strip_log2) * tiles of the output.
+    const auto row_of = [&](int t) { return (((t >> strip_log2) * tiles + tile) << strip_log2) + (t & strip_mask); };
+    const int64_t k = row_of(threadIdx.x);
     V begin = V(0), end = V(0);  // an empty range: the identity
     if (k < out_rows) {
       const int64_t r = static_cast<int64_t>(runs.row_run[k]);
@@ -196,12 +206,12 @@ __device__ __forceinline__ void dense_rows_pass(const Runs<K, V>& runs, const So
     tile_begin[threadIdx.x] = begin;
     tile_end[threadIdx.x] = end;
     __syncthreads();
-    const int64_t tile_rows = std::min<int64_t>(out_rows - k0, kSortedThreads);
-    for (int64_t t = threadIdx.x / group; t < tile_rows; t += per_block) {  // group-uniform
+    for (int t = threadIdx.x / group; t < kSortedThreads; t += per_block) {  // group-uniform
+      const int64_t row = row_of(t);
       const int64_t b = static_cast<int64_t>(tile_begin[t]), e = static_cast<int64_t>(tile_end[t]);
-      if (e - b > runs.chunk) continue;  // hot run: combine_kernel stores the row
+      if (row >= out_rows || e - b > runs.chunk) continue;  // past the end, or hot: combine_kernel stores it
       fold_columns<Op, Vec, Acc>(source, runs.width, o, b, e, lane, group, [&](int64_t col, const Acc(&acc)[Vec]) {
-        sink.template store<Vec>(o, -1, k0 + t, col, acc, e - b);
+        sink.template store<Vec>(o, -1, row, col, acc, e - b);
       });
     }
     __syncthreads();  // the tile's ranges are read before the next tile overwrites them
@@ -217,17 +227,17 @@ __device__ __forceinline__ void dense_rows_pass(const Runs<K, V>& runs, const So
 
 template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
 __global__ void __launch_bounds__(kSortedThreads)
-    dense_rows_kernel(Runs<K, V> runs, Source source, Sink sink, int64_t out_rows, int group,
+    dense_rows_kernel(Runs<K, V> runs, Source source, Sink sink, int64_t out_rows, int group, int strip_log2,
                       Acc* __restrict__ partials) {
-  dense_rows_pass<Op, Vec, Acc>(runs, source, sink, out_rows, group, partials);
+  dense_rows_pass<Op, Vec, Acc>(runs, source, sink, out_rows, group, strip_log2, partials);
 }
 
 // fp32 lanes of 4 columns, compiled for more resident blocks (tuning_segmented_reduce.h).
 template <typename Op, int Vec, typename Acc, typename K, typename V, typename Source, typename Sink>
 __global__ void __launch_bounds__(kSortedThreads, SortedTuning::kDenseFp32x4BlocksPerSm)
     dense_rows_fp32x4_kernel(Runs<K, V> runs, Source source, Sink sink, int64_t out_rows, int group,
-                             Acc* __restrict__ partials) {
-  dense_rows_pass<Op, Vec, Acc>(runs, source, sink, out_rows, group, partials);
+                             int strip_log2, Acc* __restrict__ partials) {
+  dense_rows_pass<Op, Vec, Acc>(runs, source, sink, out_rows, group, strip_log2, partials);
 }
 
 // One block per (hot run, slice): warp g folds partial rows g, g + 32, ... in order (kUnroll loads in flight),
@@ -319,12 +329,19 @@ void reduce_sorted_runs(const K* keys, int64_t n, K sentinel, int64_t outer, int
     // the blocks the hot chunk pass would have (a small output can have many hot chunks).
     const unsigned tiles = grid_for(outer * dense_rows, kSortedThreads);
     const unsigned grid = std::max(tiles, grid_for(outer * partial_rows, kSortedThreads / group, grid_cap));
+    // Strips of at least kDenseStripRows rows and kDenseStripBytes of stores (smaller pieces slowed the writes).
+    const int64_t row_bytes = width * Sink::kElementBytes;
+    int strip_log2 = 0;
+    while ((1 << strip_log2) < SortedTuning::kDenseStripRows ||
+           ((1 << strip_log2) < kSortedThreads && (row_bytes << strip_log2) < SortedTuning::kDenseStripBytes)) {
+      ++strip_log2;
+    }
     if constexpr (std::is_same_v<Acc, float> && Vec == 4) {
       dense_rows_fp32x4_kernel<Op, Vec, Acc><<<grid, kSortedThreads, 0, stream>>>(runs, source, sink, dense_rows,
-                                                                                  group, partials);
+                                                                                  group, strip_log2, partials);
     } else {
       dense_rows_kernel<Op, Vec, Acc><<<grid, kSortedThreads, 0, stream>>>(runs, source, sink, dense_rows, group,
-                                                                           partials);
+                                                                           strip_log2, partials);
     }
     GPUPRIM_LAUNCH_CHECK();
   } else {

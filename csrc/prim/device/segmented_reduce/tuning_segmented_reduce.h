@@ -36,6 +36,11 @@ struct SegmentedReduceSm90 {
     // Resident blocks per SM that dense mode's fp32 kernel with 4 columns a lane is compiled for: its rows are
     // gathered loads, bound by how many are in flight; unbounded it took 52-56 registers (4 blocks), here 48.
     static constexpr int kDenseFp32x4BlocksPerSm = 5;
+    // Dense mode deals output rows to tiles in strips (a tile of adjacent rows each just below the hot size was
+    // one block's serial tail): at least this many rows (a 32-byte sector of 32-bit run indices)...
+    static constexpr int kDenseStripRows = 8;
+    // ...and at least this many bytes of stored rows (1-2 KB strips slowed the writes of a 10M-row gradient).
+    static constexpr int64_t kDenseStripBytes = 4096;
   };
 };
 
