@@ -30,7 +30,8 @@ class InputError(IndexError, ValueError):
     """
 
 
-def _translate(error: IndexError) -> IndexError:
+def as_input_error(error: IndexError) -> IndexError:
+    """``error`` as an :class:`InputError` when it reports data recorded on the GPU; otherwise ``error`` itself."""
     if isinstance(error, InputError) or _MARKER not in str(error):
         return error
     translated = InputError(str(error))
@@ -46,10 +47,7 @@ def reports_input_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except IndexError as error:
-            translated = _translate(error)
-            if translated is error:
-                raise
-            raise translated from None
+            raise as_input_error(error) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -6,7 +6,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from gpuprim._errors import _translate, check_integer
+from gpuprim._errors import as_input_error, check_integer
 
 # Looked up once: called per step on small batches, where the host's time is most of the call's.
 _topk_gating = torch.ops.gpuprim.topk_gating.default
@@ -57,8 +57,5 @@ def topk_gating(logits: Tensor, k: int, score: str = "softmax", renormalize: boo
         if bias is None and num_groups is None and topk_groups is None and scaling == 1.0 and gate_dtype is None:
             return _topk_gating(logits, k, score, renormalize)
         return _topk_gating(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling, gate_dtype)
-    except IndexError as error:
-        translated = _translate(error)
-        if translated is error:
-            raise
-        raise translated from None
+    except IndexError as error:  # reports_input_errors without its call layer
+        raise as_input_error(error) from None
