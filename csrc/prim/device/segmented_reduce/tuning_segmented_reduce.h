@@ -39,8 +39,8 @@ struct SegmentedReduceSm90 {
     // Dense mode deals output rows to tiles in strips (a tile of adjacent rows each just below the hot size was
     // one block's serial tail): at least this many rows (a 32-byte sector of 32-bit run indices)...
     static constexpr int kDenseStripRows = 8;
-    // ...and at least this many bytes of stored rows (1-2 KB strips slowed the writes of a 10M-row gradient).
-    static constexpr int64_t kDenseStripBytes = 4096;
+    // ...and at least this many bytes of stored rows (strips of 1-4 KB slowed the writes of a 10M-row gradient).
+    static constexpr int64_t kDenseStripBytes = 16384;
   };
 };
 
