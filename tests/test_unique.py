@@ -208,8 +208,15 @@ def test_more_than_2pow31_elements():
     x = torch.zeros(n, dtype=torch.uint8, device="cuda")
     x[2**31 - 3:2**31 + 2] = 7
     x[-1] = 9
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
     values, counts, num = gpuprim.unique(x, return_counts=True, size=4)
     assert int(num) == 3 and values.tolist() == [0, 7, 9, 0] and counts.tolist() == [n - 6, 5, 1, 0]
+    # 1-byte elements are counted by key, with no workspace that grows with n (a sort took ~36 bytes an element).
+    assert torch.cuda.max_memory_allocated() - before < 64 * 2**20
+    inverse = gpuprim.unique(x, return_inverse=True, size=4)[1]
+    assert inverse[2**31 - 4:2**31 + 3].tolist() == [0, 1, 1, 1, 1, 1, 0] and int(inverse[-1]) == 2
 
 
 # ---- dim=: the slices x.select(dim, i) are the elements (torch.unique(x, dim=dim)) ----

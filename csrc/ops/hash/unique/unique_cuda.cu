@@ -4,7 +4,8 @@
 // prim's hash set counts the distinct values into an L2-sized table, the one sync of the exact form reads how
 // many, and only those are sorted; it gives up (back to the sort path) past half the table. Either way the
 // result is a function of x alone (the hash path sorts distinct keys, so arrival order never shows; counts are
-// integer sums): the same bits on both paths, run to run, on any GPU and on the CPU.
+// integer sums): the same bits on both paths, run to run, on any GPU and on the CPU. 1-byte elements take
+// neither: a histogram of their 256 keys gives the values and counts, and a table of ranks the inverse.
 #include <cstring>
 #include <type_traits>
 
@@ -100,6 +101,100 @@ void unique_sorted(const T* x, int64_t n, int64_t capacity, uint64_t fill_bits, 
   }
 }
 
+template <typename Key>
+__global__ void fill_kernel(Key* __restrict__ values, int64_t begin, int64_t end, Key fill) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t r = begin + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < end; r += stride) values[r] = fill;
+}
+
+// 1-byte elements (bool, uint8, int8) have at most 256 distinct keys: a histogram of the keys replaces the sort,
+// one read of x and no workspace that grows with n. Keys in codec order are values in torch's order.
+constexpr int kByteKeys = 256;
+
+template <typename Bits>
+struct ByteKeyBins {
+  KeyCodec<Bits> codec;
+  int64_t num_bins;
+  __device__ __forceinline__ int64_t operator()(Bits v) const { return static_cast<int64_t>(codec.encode(v)); }
+};
+
+// Thread c holds key c: its rank is the number of present keys below it (ballots, then the warps' totals).
+template <typename Bits>
+__global__ void __launch_bounds__(kByteKeys)
+    byte_keys_kernel(const unsigned long long* __restrict__ key_counts, KeyCodec<Bits> codec, int64_t capacity,
+                     Bits fill, Bits* __restrict__ values, int64_t* __restrict__ counts,
+                     int64_t* __restrict__ rank_of_key, int64_t* __restrict__ num_unique) {
+  __shared__ int warp_present[kByteKeys / kWarpSize];
+  const int key = threadIdx.x, lane = key % kWarpSize, warp = key / kWarpSize;
+  const unsigned long long count = key_counts[key];
+  const unsigned present = __ballot_sync(kFullMask, count > 0);
+  if (lane == 0) warp_present[warp] = __popc(present);
+  __syncthreads();
+  int rank = __popc(present & ((1u << lane) - 1u)), num = 0;
+  for (int w = 0; w < kByteKeys / kWarpSize; ++w) {
+    rank += w < warp ? warp_present[w] : 0;
+    num += warp_present[w];
+  }
+  if (count > 0) {
+    if (rank_of_key != nullptr) rank_of_key[key] = rank;
+    if (rank < capacity) {
+      values[rank] = codec.decode(Bits(key));
+      if (counts != nullptr) counts[rank] = static_cast<int64_t>(count);
+    }
+  }
+  if (key >= num && key < capacity) {  // the ranks past the distinct keys, up to kByteKeys
+    values[key] = fill;
+    if (counts != nullptr) counts[key] = 0;
+  }
+  if (key == 0) *num_unique = num;
+}
+
+template <typename Bits>
+__global__ void byte_inverse_kernel(const Bits* __restrict__ x, int64_t n, KeyCodec<Bits> codec,
+                                    const int64_t* __restrict__ rank_of_key, int64_t* __restrict__ inverse) {
+  __shared__ int64_t rank[kByteKeys];
+  for (int key = threadIdx.x; key < kByteKeys; key += blockDim.x) rank[key] = rank_of_key[key];
+  __syncthreads();
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    inverse[i] = rank[codec.encode(x[i])];
+  }
+}
+
+template <typename T>
+void unique_bytes(const T* x, int64_t n, int64_t capacity, uint64_t fill_bits, void* values, int64_t* inverse,
+                  int64_t* counts, int64_t* num_unique, Workspace& workspace, cudaStream_t stream) {
+  using Bits = KeyBits<T>;
+  static_assert(sizeof(Bits) == 1, "256 keys");
+  const KeyCodec<Bits> codec = key_codec<T>(false);
+  Bits fill;
+  memcpy(&fill, &fill_bits, sizeof(Bits));
+  auto* out = static_cast<Bits*>(values);
+  auto* key_counts = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * kByteKeys));
+  auto* dropped = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t)));  // none: every key has its bin
+  auto* rank_of_key = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * kByteKeys));
+  histogram::launch(reinterpret_cast<const Bits*>(x), n, ByteKeyBins<Bits>{codec, kByteKeys}, nullptr,
+                    DType::kInt64, key_counts, dropped, /*deterministic=*/false, workspace, stream);  // exact
+  byte_keys_kernel<Bits><<<1, kByteKeys, 0, stream>>>(reinterpret_cast<const unsigned long long*>(key_counts),
+                                                       codec, capacity, fill, out, counts,
+                                                       inverse != nullptr ? rank_of_key : nullptr, num_unique);
+  GPUPRIM_LAUNCH_CHECK();
+  if (capacity > kByteKeys) {
+    fill_kernel<Bits><<<grid_for(capacity - kByteKeys, kBlockThreads), kBlockThreads, 0, stream>>>(
+        out, kByteKeys, capacity, fill);
+    GPUPRIM_LAUNCH_CHECK();
+    if (counts != nullptr) {
+      GPUPRIM_CUDA_CHECK(cudaMemsetAsync(counts + kByteKeys, 0, sizeof(int64_t) * size_t(capacity - kByteKeys),
+                                         stream));
+    }
+  }
+  if (inverse != nullptr && n > 0) {
+    byte_inverse_kernel<Bits><<<grid_for(n, kBlockThreads), kBlockThreads, 0, stream>>>(
+        reinterpret_cast<const Bits*>(x), n, codec, rank_of_key, inverse);
+    GPUPRIM_LAUNCH_CHECK();
+  }
+}
+
 // Below this many elements the sort path beats the hash path's set insert, collect and sync (measured at 2^20
 // elements with 2^10 to 2^20 distinct values, docs/experiments/unique.md).
 constexpr int64_t kHashPathMinItems = int64_t(1) << 22;
@@ -125,12 +220,6 @@ __global__ void inverse_kernel(const uint32_t* __restrict__ slot_of, const int64
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     ranks[i] = rank_of_slot[slot_of[i]];
   }
-}
-
-template <typename Key>
-__global__ void fill_kernel(Key* __restrict__ values, int64_t begin, int64_t end, Key fill) {
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t r = begin + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < end; r += stride) values[r] = fill;
 }
 
 // The hash path; false (having written nothing) when x has too many distinct values for it. Syncs once.
@@ -207,8 +296,13 @@ void unique_cuda_launch(const void* x, DType type, int64_t n, int64_t capacity, 
         return;
       }
     }
-    unique_sorted<T>(static_cast<const T*>(x), n, capacity, fill_bits, values, inverse, counts, num_unique,
-                     workspace, stream);
+    if constexpr (sizeof(T) == 1) {
+      unique_bytes<T>(static_cast<const T*>(x), n, capacity, fill_bits, values, inverse, counts, num_unique,
+                      workspace, stream);
+    } else {
+      unique_sorted<T>(static_cast<const T*>(x), n, capacity, fill_bits, values, inverse, counts, num_unique,
+                       workspace, stream);
+    }
   });
 }
 
