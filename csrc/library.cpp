@@ -166,10 +166,11 @@ TORCH_LIBRARY(gpuprim, m) {
         tags);
   // ---- hash: unique and the static hash map ----
   // torch.unique of x (flattened), ascending, NaN last and each NaN distinct, -0.0 == +0.0: values (x's dtype)
-  // and counts (int64; empty unless return_counts) of capacity size (x.numel() without one), padded with
-  // fill_value (0 without one) and 0; inverse (int64, x's shape; empty unless return_inverse) each element's
-  // rank; num_unique (int64 [1]) the true count, which may exceed size (the excess is dropped). With size: no
-  // host sync. Without: CUDA int32/int64 inputs of >= 2^20 elements take the hash path, which syncs once.
+  // and counts (int64; empty unless return_counts) of capacity size (without one x.numel(), at most 256 for
+  // 1-byte dtypes), padded with fill_value (0 without one) and 0; inverse (int64, x's shape; empty unless
+  // return_inverse) each element's rank; num_unique (int64 [1]) the true count, which may exceed size (the excess
+  // is dropped). With size: no host sync. Without: CUDA int32/int64 inputs of >= 2^22 elements may take the hash
+  // path, which syncs once.
   // dim (torch.unique(dim=)): the slices x.select(dim, i) are the elements, in lexicographic order (a slice with a
   // NaN equals no other); values is x with dim's size made the capacity (padded with fill_value slices), inverse
   // [x.size(dim)]; never the hash path.

@@ -95,6 +95,22 @@ def test_default_fill_and_only_values(device):
     assert values.tolist() == [3, 5] and counts.tolist() == [1, 2]
 
 
+def test_exact_form_capacity(device):
+    """The op's exact form holds every value x could: x.numel(), at most 256 for 1-byte dtypes (no more keys)."""
+    for dtype, n, capacity in ((torch.uint8, 1000, 256), (torch.int8, 300, 256), (torch.bool, 3, 3),
+                               (torch.uint8, 0, 0), (torch.int16, 300, 300)):
+        x = torch.arange(n).to(dtype).to(device)
+        values, _, counts, num = torch.ops.gpuprim.unique(x, return_counts=True)
+        assert values.shape == (capacity,) and counts.shape == (capacity,)
+        ref_values, ref_counts = torch.unique(x.cpu(), return_counts=True)
+        k = int(num)
+        assert k == ref_values.numel()
+        assert torch.equal(values[:k].cpu(), ref_values) and torch.equal(counts[:k].cpu(), ref_counts)
+        assert bool((values[k:] == 0).all()) and bool((counts[k:] == 0).all())
+    x = torch.randint(0, 256, (5000,), dtype=torch.uint8, device=device)
+    run_opcheck(torch.ops.gpuprim.unique.default, (x,), {"return_inverse": True, "return_counts": True})
+
+
 @pytest.mark.parametrize("dtype", (torch.float32, torch.int64, torch.bool, torch.float16), ids=str)
 def test_opcheck(device, dtype):
     for x in samples(device, dtype)[:8]:

@@ -16,7 +16,12 @@ int64_t unique_check(const at::Tensor& x, std::optional<int64_t> size) {
     GPUPRIM_CHECK_ARG(*size >= 0, "unique", "size", "non-negative", *size);
     return *size;
   }
-  return x.numel();
+  return unique_exact_capacity(x).expect_int();
+}
+
+c10::SymInt unique_exact_capacity(const at::Tensor& x) {
+  constexpr int64_t kByteKeys = 256;
+  return x.element_size() == 1 ? x.sym_numel().min(c10::SymInt(kByteKeys)) : x.sym_numel();
 }
 
 int64_t unique_dim_check(const at::Tensor& x, int64_t dim) {

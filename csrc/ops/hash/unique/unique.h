@@ -7,8 +7,11 @@
 namespace gpuprim {
 
 // Validates x (floating-point, integer or bool, any shape) and size (>= 0); returns the capacity of values and
-// counts: size, or x.numel() without one.
+// counts: size, or without one the most distinct values x can hold (unique_exact_capacity).
 int64_t unique_check(const at::Tensor& x, std::optional<int64_t> size);
+
+// The exact form's capacity: x.numel(), at most 256 for 1-byte dtypes (no more keys exist). SymInt-safe.
+c10::SymInt unique_exact_capacity(const at::Tensor& x);
 
 // dim (the slices form, torch.unique(dim=)) wrapped into [0, x.dim()), checked by torch's rules: x at least 1-D,
 // and no empty dimension other than dim (slices of no elements). SymInt-safe (the Meta kernel uses it).

@@ -1,5 +1,5 @@
 // Shape function of gpuprim::unique for fake tensors / torch.compile (SymInt-safe): fixed capacities, size or
-// x's element count (x.size(dim) slices with dim), so the sized form has no data-dependent shape.
+// unique_exact_capacity (x.size(dim) slices with dim), so the sized form has no data-dependent shape.
 #include <torch/library.h>
 
 #include "common/torch_utils.h"
@@ -28,7 +28,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> unique_meta(const at:
     return {at::empty_symint(sizes, x.options()), inverse, counts, at::empty({1}, longs)};
   }
   if (dim.has_value()) unique_dim_check(x, *dim);
-  const c10::SymInt capacity = size.has_value() ? c10::SymInt(*size) : x.sym_numel();
+  const c10::SymInt capacity = size.has_value() ? c10::SymInt(*size) : unique_exact_capacity(x);
   at::Tensor inverse = return_inverse ? at::empty_symint(x.sym_sizes(), longs) : at::empty({0}, longs);
   at::Tensor counts = at::empty_symint({return_counts ? capacity : c10::SymInt(0)}, longs);
   return {at::empty_symint({capacity}, x.options()), inverse, counts, at::empty({1}, longs)};
