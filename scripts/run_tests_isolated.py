@@ -19,6 +19,11 @@ counted to the summary line (any error fails the run):
 --chunks N spreads each file's tests over N processes (every N-th test id each): a slow file, e.g. under a
 sanitizer, then uses N of the --jobs slots.
 
+Files start longest first, by the seconds a process of each took in an earlier GPU run (scripts/
+test_durations.json; a file not listed starts first), so the long files do not start last and meet the
+deadline. Each run writes LOG_DIR/durations.json in that format (a file's seconds: the sum of its processes'),
+from which the record can be refreshed.
+
 The processes take turns with the GPU's memory (GPUPRIM_TEST_GPU_LOCK, tests/gpu_turn.py): a test marked slow or
 listed in conftest's LARGE_TESTS runs while no other test does, so that --jobs does not decide whether the
 multi-GiB tests fit beside the others.
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -38,6 +44,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DURATIONS = ROOT / "scripts" / "test_durations.json"
 COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
 CRASH_SITE = re.compile(r'File "[^"]*/tests/(test_\w+\.py)", line \d+ in (test_\w+)')
 # compute-sanitizer's last line for a process: "ERROR SUMMARY: 3 errors"; racecheck's may be
@@ -161,6 +168,12 @@ def resolve_test_file(entry: str) -> Path:
     sys.exit(f"run_tests_isolated: no test file {entry!r} (a path, or an op's name such as cumsum)")
 
 
+def longest_first(files: list[Path]) -> list[Path]:
+    """Files by their recorded seconds, descending; files without a record first (they may be long)."""
+    seconds = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    return sorted(files, key=lambda f: -seconds.get(f.name, float("inf")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("log_dir", type=Path)
@@ -175,6 +188,8 @@ def main() -> None:
     # The pytest processes take turns with the GPU's memory (tests/gpu_turn.py): a multi-GiB test runs alone.
     os.environ.setdefault("GPUPRIM_TEST_GPU_LOCK", str(args.log_dir.resolve()))
     files = [resolve_test_file(f) for f in args.files] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
+    files = longest_first(files)
+    seconds_of: dict[str, float] = {}
     totals = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
     all_crashed = []
     deadline = time.time() + args.deadline
@@ -192,6 +207,8 @@ def main() -> None:
                        for f in files]
         for future in concurrent.futures.as_completed(futures):  # a line per file (or chunk) as soon as it ends
             name, stem, counts, seconds, statuses, crashed = future.result()
+            file_name = name.split("[")[0]
+            seconds_of[file_name] = round(seconds_of.get(file_name, 0.0) + seconds, 1)
             for kind, number in counts.items():
                 totals[kind] = totals.get(kind, 0) + number
             all_crashed += crashed
@@ -204,6 +221,7 @@ def main() -> None:
                 found = f"  {args.sanitize}: {errors} errors" + ("" if reports else " (no report: did it start?)")
             print(f"  {name:<28} {','.join(statuses):<16} {seconds:6.1f}s  {counts}{found}"
                   + (f"  crashed in: {' '.join(crashed)}" if crashed else ""), flush=True)
+    (args.log_dir / "durations.json").write_text(json.dumps(dict(sorted(seconds_of.items())), indent=1) + "\n")
     summary = ", ".join(f"{totals[k]} {k}" for k in ("passed", "failed", "skipped", "errors"))
     print(f"gpu-runner tests: {summary}" + (f" (crashed: {' '.join(all_crashed)})" if all_crashed else ""))
     if args.sanitize:
