@@ -235,6 +235,20 @@ def test_more_than_2pow31_elements():
     assert inverse[2**31 - 4:2**31 + 3].tolist() == [0, 1, 1, 1, 1, 1, 0] and int(inverse[-1]) == 2
 
 
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_sort_path_more_than_2pow31_elements():
+    """The sort path's 64-bit positions and ranks (2-byte keys; ~40 bytes an element: a card of 100 GB or more)."""
+    n = 2**31 + 5
+    if torch.cuda.get_device_properties(0).total_memory < 100 * 2**30:
+        pytest.skip(f"needs ~{40 * n / 2**30:.0f} GiB of GPU memory for its {n} elements")
+    x = torch.zeros(n, dtype=torch.int16, device="cuda")
+    x[2**31 - 3:2**31 + 2] = -7
+    x[-1] = 9
+    values, counts, num = gpuprim.unique(x, return_counts=True, size=4)
+    assert int(num) == 3 and values.tolist() == [-7, 0, 9, 0] and counts.tolist() == [5, n - 6, 1, 0]
+
+
 # ---- dim=: the slices x.select(dim, i) are the elements (torch.unique(x, dim=dim)) ----
 
 
