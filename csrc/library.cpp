@@ -167,7 +167,8 @@ TORCH_LIBRARY(gpuprim, m) {
   // ---- hash: unique and the static hash map ----
   // torch.unique of x (flattened), ascending, NaN last and each NaN distinct, -0.0 == +0.0: values (x's dtype)
   // and counts (int64; empty unless return_counts) of capacity size (without one x.numel(), at most 256 for
-  // 1-byte dtypes), padded with fill_value (0 without one) and 0; inverse (int64, x's shape; empty unless
+  // 1-byte dtypes), with size padded with fill_value (0 without one) and 0, without it unspecified past
+  // num_unique (not written: the exact form's reader slices); inverse (int64, x's shape; empty unless
   // return_inverse) each element's rank; num_unique (int64 [1]) the true count, which may exceed size (the excess
   // is dropped). With size: no host sync. Without: CUDA int32/int64 inputs of >= 2^22 elements may take the hash
   // path, which syncs once.

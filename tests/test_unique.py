@@ -96,7 +96,9 @@ def test_default_fill_and_only_values(device):
 
 
 def test_exact_form_capacity(device):
-    """The op's exact form holds every value x could: x.numel(), at most 256 for 1-byte dtypes (no more keys)."""
+    """The op's exact form holds every value x could: x.numel(), at most 256 for 1-byte dtypes (no more keys).
+    Its entries past num_unique are unspecified (the CUDA hash path leaves them unwritten), so only the first k are
+    compared."""
     for dtype, n, capacity in ((torch.uint8, 1000, 256), (torch.int8, 300, 256), (torch.bool, 3, 3),
                                (torch.uint8, 0, 0), (torch.int16, 300, 300)):
         x = torch.arange(n).to(dtype).to(device)
@@ -106,7 +108,6 @@ def test_exact_form_capacity(device):
         k = int(num)
         assert k == ref_values.numel()
         assert torch.equal(values[:k].cpu(), ref_values) and torch.equal(counts[:k].cpu(), ref_counts)
-        assert bool((values[k:] == 0).all()) and bool((counts[k:] == 0).all())
     x = torch.randint(0, 256, (5000,), dtype=torch.uint8, device=device)
     run_opcheck(torch.ops.gpuprim.unique.default, (x,), {"return_inverse": True, "return_counts": True})
 
@@ -204,7 +205,7 @@ def test_cuda_hash_and_sort_paths_agree(dtype):
         assert_deterministic(lambda: gpuprim.unique(cuda, return_inverse=True, return_counts=True), runs=2)
         only = gpuprim.unique(cuda)  # the hash path without inverse or counts
         assert_bitwise_equal(only, exact[0], "values alone")
-        _, counts_only = gpuprim.unique(cuda, return_counts=True)  # counts from ranks in scratch
+        _, counts_only = gpuprim.unique(cuda, return_counts=True)  # a histogram over the slots, no ranks
         assert_bitwise_equal(counts_only, exact[2], "counts alone")
 
 

@@ -200,32 +200,46 @@ void unique_bytes(const T* x, int64_t n, int64_t capacity, uint64_t fill_bits, v
 constexpr int64_t kHashPathMinItems = int64_t(1) << 22;
 
 // rank_of_slot[slot of the r-th distinct key] = r, and values[r] = that key; the key kEmpty (the type's minimum,
-// so rank 0 when stored) lives beside the slots, at slot `slots`.
+// so rank 0 when stored) lives beside the slots, at slot `slots`. Ranks are int32 (k <= slots + 1 < 2^31) so
+// the table the element passes gather from takes half the L2.
 template <typename Key>
 __global__ void rank_kernel(const Key* __restrict__ sorted_keys, const uint32_t* __restrict__ sorted_slots,
                             int64_t k, int64_t empty_stored, int64_t slots, int64_t capacity,
-                            int64_t* __restrict__ rank_of_slot, Key* __restrict__ values) {
+                            int32_t* __restrict__ rank_of_slot, Key* __restrict__ values) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < k; r += stride) {
     const bool empty_key = r < empty_stored;
     const int64_t slot = empty_key ? slots : int64_t(sorted_slots[r - empty_stored]);
-    rank_of_slot[slot] = r;
+    rank_of_slot[slot] = int32_t(r);
     if (r < capacity) values[r] = empty_key ? hash_table::kEmpty<Key> : sorted_keys[r - empty_stored];
   }
 }
 
-__global__ void inverse_kernel(const uint32_t* __restrict__ slot_of, const int64_t* __restrict__ rank_of_slot,
-                               int64_t n, int64_t* __restrict__ ranks) {
+// The hash path's bins for prim's histogram: an element's slot (the set insert's slot_of) to its value's rank.
+struct SlotRankBins {
+  int64_t num_bins;
+  const int32_t* rank_of_slot;
+  __device__ __forceinline__ int64_t operator()(uint32_t slot) const { return rank_of_slot[slot]; }
+};
+
+// inverse[i] = the rank of x[i]'s value. kCount: also counts[rank] += 1 with the global atomics prim's histogram
+// would use for that many bins, so the counts cost no second pass over the elements.
+template <bool kCount>
+__global__ void inverse_kernel(const uint32_t* __restrict__ slot_of, const int32_t* __restrict__ rank_of_slot,
+                               int64_t n, int64_t* __restrict__ inverse, unsigned long long* __restrict__ counts) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    ranks[i] = rank_of_slot[slot_of[i]];
+    const int32_t rank = rank_of_slot[slot_of[i]];
+    inverse[i] = rank;
+    if constexpr (kCount) atomicAdd(&counts[rank], 1ull);
   }
 }
 
-// The hash path; false (having written nothing) when x has too many distinct values for it. Syncs once.
+// The hash path (the exact form only: the entries past k are left unwritten); false (having written nothing)
+// when x has too many distinct values for it. Syncs once.
 template <typename Key>
-bool unique_hashed(const Key* x, int64_t n, int64_t capacity, uint64_t fill_bits, Key* values, int64_t* inverse,
-                   int64_t* counts, int64_t* num_unique, Workspace& workspace, cudaStream_t stream) {
+bool unique_hashed(const Key* x, int64_t n, int64_t capacity, Key* values, int64_t* inverse, int64_t* counts,
+                   int64_t* num_unique, Workspace& workspace, cudaStream_t stream) {
   constexpr int64_t kSlots = hash_table::Tuning::kDistinctSlots;
   auto* table = static_cast<Key*>(workspace.allocate(sizeof(Key) * size_t(kSlots)));
   auto* state = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * hash_table::kSetStateWords));
@@ -250,31 +264,29 @@ bool unique_hashed(const Key* x, int64_t n, int64_t capacity, uint64_t fill_bits
     radix_sort::sort_pairs_direct<Key, uint32_t>(keys, keys + others, slots, slots + others, others,
                                                  int(sizeof(Key) * 8), workspace, stream);
   }
-  auto* rank_of_slot = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(kSlots + 1)));
+  auto* rank_of_slot = static_cast<int32_t*>(workspace.allocate(sizeof(int32_t) * size_t(kSlots + 1)));
   if (k > 0) {
     rank_kernel<Key><<<grid_for(k, kBlockThreads), kBlockThreads, 0, stream>>>(
         keys + others, slots + others, k, empty_stored, kSlots, capacity, rank_of_slot, values);
     GPUPRIM_LAUNCH_CHECK();
   }
-  int64_t* ranks = inverse;
-  if (ranks == nullptr && counts != nullptr) {
-    ranks = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(n)));
-  }
-  if (ranks != nullptr) {
-    inverse_kernel<<<grid_for(n, kBlockThreads), kBlockThreads, 0, stream>>>(slot_of, rank_of_slot, n, ranks);
+  // Integer counts: exact whichever kernel adds them.
+  if (inverse != nullptr && counts != nullptr && histogram::counts_in_global_memory(k)) {
+    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(int64_t) * size_t(k), stream));
+    inverse_kernel<true><<<grid_for(n, kBlockThreads), kBlockThreads, 0, stream>>>(
+        slot_of, rank_of_slot, n, inverse, reinterpret_cast<unsigned long long*>(counts));
     GPUPRIM_LAUNCH_CHECK();
-  }
-  if (counts != nullptr) {
-    GPUPRIM_CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(int64_t) * size_t(capacity), stream));
-    auto* dropped = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t)));
-    histogram::launch(ranks, n, histogram::IndexBins<int64_t>{k}, nullptr, DType::kInt64, counts, dropped,
-                      /*deterministic=*/false, workspace, stream);  // integer counts: exact either way
-  }
-  if (capacity > k) {
-    Key fill;
-    memcpy(&fill, &fill_bits, sizeof(Key));
-    fill_kernel<Key><<<grid_for(capacity - k, kBlockThreads), kBlockThreads, 0, stream>>>(values, k, capacity, fill);
-    GPUPRIM_LAUNCH_CHECK();
+  } else {
+    if (inverse != nullptr) {
+      inverse_kernel<false><<<grid_for(n, kBlockThreads), kBlockThreads, 0, stream>>>(slot_of, rank_of_slot, n,
+                                                                                      inverse, nullptr);
+      GPUPRIM_LAUNCH_CHECK();
+    }
+    if (counts != nullptr) {  // shared-memory counters, over the slots (half the inverse's bytes)
+      auto* dropped = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t)));
+      histogram::launch(slot_of, n, SlotRankBins{k, rank_of_slot}, nullptr, DType::kInt64, counts, dropped,
+                        /*deterministic=*/false, workspace, stream);
+    }
   }
   GPUPRIM_CUDA_CHECK(cudaMemcpyAsync(num_unique, state + hash_table::kStateSize, sizeof(int64_t),
                                      cudaMemcpyDeviceToDevice, stream));
@@ -291,8 +303,8 @@ void unique_cuda_launch(const void* x, DType type, int64_t n, int64_t capacity, 
     if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
       // The sized form never syncs, and only the sort path's work does not depend on the distinct count.
       if (exact && n >= kHashPathMinItems && capacity >= n &&
-          unique_hashed<T>(static_cast<const T*>(x), n, capacity, fill_bits, static_cast<T*>(values), inverse,
-                           counts, num_unique, workspace, stream)) {
+          unique_hashed<T>(static_cast<const T*>(x), n, capacity, static_cast<T*>(values), inverse, counts,
+                           num_unique, workspace, stream)) {
         return;
       }
     }

@@ -10,7 +10,8 @@
 namespace gpuprim {
 
 // torch.unique of x[0, n) in fixed-capacity outputs: values[capacity] (the distinct values ascending, then
-// fill_bits), counts[capacity] (then 0; may be null), inverse[n] (each element's rank among the distinct values;
+// fill_bits; with `exact` the entries past num_unique may be left unwritten), counts[capacity] (then 0, likewise;
+// may be null), inverse[n] (each element's rank among the distinct values;
 // may be null) and *num_unique on the device (the true count, which may exceed capacity: the excess is dropped).
 // Equality and order as in unique_cpu.cpp. No host sync, except with `exact` (the unsized form, which syncs
 // anyway): then int32 / int64 inputs with few distinct values may take the hash path, which syncs once.

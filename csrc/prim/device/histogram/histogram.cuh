@@ -38,13 +38,19 @@ int64_t resident_grid(Kernel kernel, int threads, size_t shared_bytes) {
   return resident_blocks(kernel, threads, shared_bytes);
 }
 
+// Whether count() keeps num_bins counters in global memory (one global atomic an item): past a block's shared
+// memory. A caller that already makes one pass over its items may then count in that pass instead.
+inline bool counts_in_global_memory(int64_t num_bins) {
+  return num_bins * int64_t(sizeof(unsigned)) > current_device_info().max_shared_per_block_optin;
+}
+
 template <typename Index, typename Binner>
 void count(const Index* x, int64_t n, Binner binner, unsigned long long* counts, unsigned long long* overflow,
            cudaStream_t stream) {
   const int64_t num_bins = binner.num_bins;
   const DeviceInfo& info = current_device_info();
   const int64_t bin_bytes = num_bins * int64_t(sizeof(unsigned));
-  if (bin_bytes > info.max_shared_per_block_optin) {
+  if (counts_in_global_memory(num_bins)) {
     const int64_t grid = int64_t(info.sm_count) * (info.max_threads_per_sm / kThreads);
     count_global_kernel<Index, Binner><<<grid_for(n, kThreads, grid), kThreads, 0, stream>>>(x, n, binner, counts,
                                                                                               overflow);
