@@ -89,6 +89,15 @@ def test_multidim_queries_and_default(device):
     assert table.contains(q).tolist() == [[True, False], [True, True]]
 
 
+def test_default_must_fit_the_value_dtype(device):
+    table = gpuprim.HashMap.build(torch.tensor([1, 2], device=device), torch.tensor([10, 20], dtype=torch.int32,
+                                                                                    device=device))
+    with pytest.raises(ValueError, match=r"gpuprim\.hash_map_find: default_value must be representable in the "
+                                         r"table's value dtype Int, got 1099511627776"):
+        table.find(torch.tensor([3], device=device), default=2**40)
+    assert table.find(torch.tensor([3, 1], device=device), default=-(2**31)).tolist() == [-(2**31), 10]
+
+
 def test_full_table_is_an_error_not_a_hang(device):
     table = gpuprim.HashMap.empty(8, torch.int32, torch.int32, device)
     keys = torch.arange(10, dtype=torch.int32, device=device)

@@ -120,6 +120,15 @@ def test_opcheck(device, dtype):
             run_opcheck(torch.ops.gpuprim.unique.default, (x,), {"size": 7, "fill_value": 2})
 
 
+def test_fill_value_must_fit_the_dtype(device):
+    x = torch.tensor([2, 1, 2], dtype=torch.uint8, device=device)
+    with pytest.raises(ValueError, match=r"gpuprim\.unique: fill_value must be representable in x's dtype Byte, "
+                                         r"got 300"):
+        gpuprim.unique(x, size=3, fill_value=300)
+    values, num = gpuprim.unique(x, size=3, fill_value=255)
+    assert values.tolist() == [1, 2, 255] and int(num) == 2
+
+
 def test_not_differentiable(device):
     x = torch.tensor([1.0, 1.0, 2.0], device=device, requires_grad=True)
     values = gpuprim.unique(x, size=3)[0]

@@ -1,5 +1,7 @@
 #include "common/torch_utils.h"
 
+#include <cstring>
+
 namespace gpuprim {
 
 DType to_dtype(at::ScalarType type) {
@@ -21,8 +23,27 @@ DType to_dtype(at::ScalarType type) {
 int64_t wrap_dim(const char* op, const char* arg, int64_t dim, int64_t ndim) {
   const int64_t rank = std::max<int64_t>(ndim, 1);
   GPUPRIM_CHECK_INDEX(dim >= -rank && dim < rank, op, arg,
-                    "in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]", dim);
+                      "in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]", dim);
   return dim < 0 ? dim + rank : dim;
+}
+
+at::Tensor scalar_of_dtype(const char* op, const char* arg, const c10::Scalar& value, at::ScalarType type,
+                           const char* type_source) {
+  at::Tensor out = at::empty({}, at::TensorOptions().dtype(type));
+  try {
+    out.fill_(value);  // torch's checked conversion
+  } catch (const std::exception&) {  // not c10::Error: catching that did not catch it here
+    GPUPRIM_CHECK_ARG(false, op, arg, c10::str("representable in ", type_source, " ", type), value);
+  }
+  return out;
+}
+
+uint64_t scalar_bits(const char* op, const char* arg, const c10::Scalar& value, at::ScalarType type,
+                     const char* type_source) {
+  const at::Tensor t = scalar_of_dtype(op, arg, value, type, type_source);
+  uint64_t bits = 0;
+  std::memcpy(&bits, t.const_data_ptr(), t.element_size());
+  return bits;
 }
 
 void check_same_device(const char* op, const at::Tensor& first, const char* arg, const at::Tensor& other) {

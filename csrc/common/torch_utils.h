@@ -30,6 +30,15 @@ inline bool resolve_deterministic(std::optional<bool> deterministic) {
   return deterministic.value_or(at::globalContext().deterministicAlgorithms());
 }
 
+// A Scalar argument as a 0-d CPU tensor of `type` (torch's conversion, so 1.5 becomes 1 in an integer dtype); a
+// value the dtype cannot hold raises ValueError naming `arg` and where the dtype comes from (`type_source`).
+at::Tensor scalar_of_dtype(const char* op, const char* arg, const c10::Scalar& value, at::ScalarType type,
+                           const char* type_source);
+
+// That tensor's bits, in the low bytes of a uint64 (what kernels take as a fill or default value).
+uint64_t scalar_bits(const char* op, const char* arg, const c10::Scalar& value, at::ScalarType type,
+                     const char* type_source);
+
 // Every tensor argument of an op must live on the device of its first input.
 void check_same_device(const char* op, const at::Tensor& first, const char* arg, const at::Tensor& other);
 

@@ -19,14 +19,7 @@ at::Tensor compact_checked_fill(const at::Tensor& x, const at::Tensor& mask,
                                 const std::optional<at::Scalar>& fill_value) {
   compact_check(x, mask);
   if (!fill_value.has_value()) return at::Tensor();
-  at::Tensor fill = at::empty({}, at::TensorOptions().dtype(x.scalar_type()));
-  try {
-    fill.fill_(*fill_value);  // checks that x's dtype holds the value
-  } catch (const std::exception&) {  // not c10::Error: that clause did not catch it here
-    GPUPRIM_CHECK_ARG(false, "compact", "fill_value", c10::str("representable in x's dtype ", x.scalar_type()),
-                      *fill_value);
-  }
-  return fill;
+  return scalar_of_dtype("compact", "fill_value", *fill_value, x.scalar_type(), "x's dtype");
 }
 
 std::tuple<at::Tensor, at::Tensor> compact_outputs(const at::Tensor& x) {

@@ -1,7 +1,6 @@
 // The hash map ops' device-independent part: the checks of the table and of the keys and values given to it.
 #include "ops/hash/hash_map/hash_map.h"
 
-#include <cstring>
 
 #include "common/torch_utils.h"
 #include "prim/device/hash_table/hash.h"
@@ -53,32 +52,6 @@ void hash_map_check_new_values(const at::Tensor& values, const at::Tensor& new_k
   GPUPRIM_CHECK_ARG(new_values.sym_sizes() == new_keys.sym_sizes(), op, "values", "of the keys' shape",
                     new_values.sym_sizes());
   check_same_device(op, new_keys, "values", new_values);
-}
-
-uint64_t hash_map_value_bits(const c10::Scalar& value, at::ScalarType type) {
-  uint64_t bits = 0;
-  switch (type) {
-    case at::kInt: {
-      const int32_t v = value.to<int32_t>();
-      std::memcpy(&bits, &v, sizeof(v));
-      break;
-    }
-    case at::kFloat: {
-      const float v = value.to<float>();
-      std::memcpy(&bits, &v, sizeof(v));
-      break;
-    }
-    case at::kLong: {
-      const int64_t v = value.to<int64_t>();
-      std::memcpy(&bits, &v, sizeof(v));
-      break;
-    }
-    default: {
-      const double v = value.to<double>();
-      std::memcpy(&bits, &v, sizeof(v));
-    }
-  }
-  return bits;
 }
 
 }  // namespace gpuprim

@@ -21,8 +21,6 @@ at::Tensor hash_map_contains_output(const at::Tensor& keys, const at::Tensor& va
 // hash_map_insert_'s new values: one per new key, of the table's value dtype.
 void hash_map_check_new_values(const at::Tensor& values, const at::Tensor& new_keys, const at::Tensor& new_values);
 
-// A Scalar as the raw bits of `type` (4 or 8 bytes, zero-extended): the default value of find.
-uint64_t hash_map_value_bits(const c10::Scalar& value, at::ScalarType type);
 
 template <typename T>
 struct HashMapType {

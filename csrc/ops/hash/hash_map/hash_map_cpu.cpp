@@ -111,7 +111,10 @@ void lookup_all(const at::Tensor& keys, const at::Tensor& values, const at::Tens
 at::Tensor hash_map_find_cpu(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                              const at::Tensor& queries, const c10::Scalar& default_value) {
   at::Tensor out = hash_map_find_output(keys, values, state, queries);
-  lookup_all(keys, values, state, queries, hash_map_value_bits(default_value, values.scalar_type()), &out, nullptr);
+  lookup_all(
+      keys, values, state, queries,
+      scalar_bits("hash_map_find", "default_value", default_value, values.scalar_type(), "the table's value dtype"),
+      &out, nullptr);
   return out;
 }
 

@@ -36,9 +36,10 @@ at::Tensor hash_map_find_cuda(const at::Tensor& keys, const at::Tensor& values, 
   at::Tensor out = hash_map_find_output(keys, values, state, queries);
   const c10::cuda::CUDAGuard guard(keys.device());
   const at::Tensor q = queries.contiguous();
-  hash_map_find_cuda_launch(table_of(keys, values, state), q.const_data_ptr(), q.numel(),
-                            hash_map_value_bits(default_value, values.scalar_type()), out.data_ptr(), nullptr,
-                            current_stream());
+  hash_map_find_cuda_launch(
+      table_of(keys, values, state), q.const_data_ptr(), q.numel(),
+      scalar_bits("hash_map_find", "default_value", default_value, values.scalar_type(), "the table's value dtype"),
+      out.data_ptr(), nullptr, current_stream());
   return out;
 }
 
@@ -56,9 +57,8 @@ at::Tensor hash_map_contains_cuda(const at::Tensor& keys, const at::Tensor& valu
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  impl(m, "hash_map_insert_", &hash_map_insert_cuda_,
-       "hash_map_find", &hash_map_find_cuda,
-       "hash_map_contains", &hash_map_contains_cuda);
+  impl(m, "hash_map_insert_", &hash_map_insert_cuda_, "hash_map_find", &hash_map_find_cuda, "hash_map_contains",
+       &hash_map_contains_cuda);
 }
 
 }  // namespace gpuprim

@@ -1,7 +1,6 @@
 // gpuprim::unique's device-independent part: the argument checks, the fill value and the slices form's outputs.
 #include "ops/hash/unique/unique.h"
 
-#include <cstring>
 #include <vector>
 
 #include "common/torch_utils.h"
@@ -42,11 +41,7 @@ int64_t unique_slice_width(const at::Tensor& x, int64_t dim) {
 }
 
 uint64_t unique_fill_bits(const at::Tensor& x, const std::optional<c10::Scalar>& fill_value) {
-  const at::Tensor fill =
-      at::scalar_tensor(fill_value.value_or(c10::Scalar(0)), at::TensorOptions().dtype(x.scalar_type()));
-  uint64_t bits = 0;
-  std::memcpy(&bits, fill.const_data_ptr(), fill.element_size());
-  return bits;
+  return scalar_bits("unique", "fill_value", fill_value.value_or(c10::Scalar(0)), x.scalar_type(), "x's dtype");
 }
 
 UniqueSlices unique_slices_prepare(const at::Tensor& x, int64_t d, bool return_inverse, bool return_counts,
