@@ -100,6 +100,13 @@ def segment_reduce(offsets_bad, offsets_good=(0, 3, 6, 10), reduce="sum"):
     return call
 
 
+def segment_reduce_lengths(lengths_bad, lengths_good=(3, 3, 4)):
+    def call(device, bad):
+        lengths = torch.tensor(lengths_bad if bad else lengths_good, device=device)
+        return gpuprim.segment_reduce(SRC.to(device), "sum", lengths=lengths)
+    return call
+
+
 def bincount(x_bad, x_good):
     def call(device, bad):
         return gpuprim.bincount(torch.tensor(x_bad if bad else x_good, device=device), 4, return_overflow=True)
@@ -233,6 +240,11 @@ CASES = [
          segment_reduce([0, 5, 8]), ValueError, says("segment_reduce", "offsets", "8")),
     Case("segment_reduce-offsets-past-end", "segment_reduce", "offsets", "[0, 5, 12], 10 rows",
          segment_reduce([0, 5, 12], reduce="mean"), ValueError, says("segment_reduce", "offsets", "12")),
+    # lengths are read where reading them needs no sync (the CPU, validate mode); CUDA's kernels see the offsets
+    # made from them, and name the first one that decreases.
+    Case("segment_reduce-lengths-negative", "segment_reduce", "lengths", "[3, -1, 8]",
+         segment_reduce_lengths([3, -1, 8]), ValueError,
+         r"gpuprim\.segment_reduce: (lengths must be non-negative, got lengths\[1\] = -1$|offsets\[2\] = 2 is less)"),
     # ---- graph ops (crow offsets into col, col into dense's rows / the vertices, sources into the vertices)
     Case("spmm-col=cols", "spmm", "col", "3 columns", graph_op("spmm", (0, 2, 3), (1, 3, 2)), IndexError,
          says("spmm", "col", "3")),

@@ -11,6 +11,19 @@ from gpuprim._validate import is_validating
 
 
 @reports_input_errors
+def _check_lengths(lengths: Tensor) -> None:
+    """A negative length raises naming it (the offsets made from it would name an offset instead) where reading
+    it needs no sync: on the CPU, or in validate mode. CUDA's kernels otherwise report the decreasing offsets."""
+    readable = lengths.device.type == "cpu" or is_validating()
+    if not readable or type(lengths) is not torch.Tensor or torch.compiler.is_compiling():
+        return  # fake and other subclass tensors hold no data to check
+    bad = (lengths < 0).nonzero()
+    if bad.numel():
+        where = ", ".join(str(int(i)) for i in bad[0])
+        raise ValueError(f"gpuprim.segment_reduce: lengths must be non-negative, got lengths[{where}] = "
+                         f"{lengths[tuple(bad[0].tolist())].item()}")
+
+
 def segment_reduce(
     src: Tensor,
     offsets_or_reduce: Union[Tensor, str, None] = None,
@@ -82,6 +95,7 @@ def segment_reduce(
             raise TypeError("gpuprim.segment_reduce: give offsets or lengths, not both")
         if lengths.dim() == 0:
             raise ValueError("gpuprim.segment_reduce: lengths must be at least 1-D, got a 0-D tensor")
+        _check_lengths(lengths)
         offsets = torch.cat([lengths.new_zeros(lengths.shape[:-1] + (1,)), torch.cumsum(lengths, -1)], -1)
     if offsets is None:
         raise TypeError("gpuprim.segment_reduce: offsets (or lengths) is required")
