@@ -122,6 +122,9 @@ def test_bad_arguments(device):
         gpuprim.moe_aux_loss(routing, logits[:3])
     with pytest.raises(ValueError, match="gpuprim.moe_update_bias: counts must be of bias' shape"):
         gpuprim.moe_update_bias(torch.zeros(8, device=device), torch.zeros(7, device=device), 0.1)
+    for rate in (-0.001, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"gpuprim.moe_update_bias: rate must be finite and >= 0, got"):
+            gpuprim.moe_update_bias(torch.zeros(8, device=device), torch.zeros(8, device=device), rate)
 
 
 @pytest.mark.gpu

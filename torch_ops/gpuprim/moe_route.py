@@ -103,7 +103,7 @@ def moe_update_bias(bias: Tensor, counts: Tensor, rate: float) -> Tensor:
         bias: ``[E]`` the routing bias passed to :func:`moe_route` / :func:`gpuprim.topk_gating` (``bias=``).
         counts: ``[E]`` tokens per expert, e.g. ``routing.counts`` (summed over micro-batches or ranks first if
             needed). Integer counts are compared exactly (``sum(counts)`` against ``E * counts[e]``).
-        rate: the bias update speed (DeepSeek-V3: 0.001).
+        rate: the bias update speed, finite and >= 0 (DeepSeek-V3: 0.001).
 
     Returns a new tensor of ``bias``' dtype (update in place with ``bias.copy_(...)`` under ``torch.no_grad()``).
     Overloaded experts go down, underloaded ones up, balanced ones stay. No host sync, deterministic, not

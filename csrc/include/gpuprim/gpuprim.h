@@ -94,7 +94,7 @@ MoeRouting moe_route(const at::Tensor& logits, int64_t k, c10::string_view score
 // Router losses from expert_ids [T, k] and scores [T, E]: kind "switch" (load balancing) or "z"; fp32 scalar.
 at::Tensor moe_aux_loss(const at::Tensor& expert_ids, const at::Tensor& scores, int64_t num_experts,
                         c10::string_view kind = "switch", bool scores_are_logits = true);
-// bias + rate * sign(mean(counts) - counts): the auxiliary-loss-free balancing step.
+// bias + rate * sign(mean(counts) - counts): the auxiliary-loss-free balancing step (rate finite and >= 0).
 at::Tensor moe_update_bias(const at::Tensor& bias, const at::Tensor& counts, double rate);
 // (counts [E], offsets [E + 1], slots [T, k], token_ids [R], num_dropped [1]), int64, from top-k expert ids
 // [T, k] and their gates (compared for drop = "score"); see csrc/library.cpp. No host sync. Not differentiable.

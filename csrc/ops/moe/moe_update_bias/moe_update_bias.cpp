@@ -3,6 +3,8 @@
 // E * counts[e], exact for integer counts, so the step is the same on every device and run.
 #include <torch/library.h>
 
+#include <cmath>
+
 #include "common/torch_utils.h"
 
 namespace gpuprim {
@@ -16,6 +18,8 @@ at::Tensor moe_update_bias_composite(const at::Tensor& bias, const at::Tensor& c
   GPUPRIM_CHECK_ARG(counts.sym_sizes().equals(bias.sym_sizes()), op, "counts",
                     c10::str("of bias' shape ", bias.sym_sizes()), counts.sym_sizes());
   check_same_device(op, bias, "counts", counts);
+  // As torch.optim's learning rates: a negative or NaN rate would move every bias the wrong way.
+  GPUPRIM_CHECK_ARG(rate >= 0.0 && std::isfinite(rate), op, "rate", "finite and >= 0", rate);
   const at::Tensor load = at::isFloatingType(counts.scalar_type()) ? counts : counts.to(at::kLong);
   const at::Tensor above_mean =
       load.sum() - load.mul(c10::Scalar(bias.sym_size(0)));  // E * (mean - load), sign exact for integers
