@@ -575,10 +575,10 @@ def test_moe_route_errors_come_from_the_op():
         op(logits, 2, "softmax", True, None, 0)
     with pytest.raises(ValueError, match="gpuprim.moe_route: logits must be 2-D \\[tokens, num_experts\\], got 3-D"):
         gpuprim.moe_route(logits.reshape(2, 3, 4), 2)
-    # What topk_gating reads, topk_gating checks: the score and the logits' dtype.
-    with pytest.raises(ValueError, match="gpuprim.topk_gating: score must be"):
+    # The arguments moe_route passes on to topk_gating are checked under moe_route's name.
+    with pytest.raises(ValueError, match="gpuprim.moe_route: score must be"):
         gpuprim.moe_route(logits, 2, score="relu")
-    with pytest.raises(TypeError, match="gpuprim.topk_gating: logits must be float32, float16 or bfloat16"):
+    with pytest.raises(TypeError, match="gpuprim.moe_route: logits must be float32, float16 or bfloat16"):
         gpuprim.moe_route(logits.double(), 2)
 
 

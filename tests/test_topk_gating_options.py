@@ -257,8 +257,13 @@ def test_bad_options(device):
         gpuprim.topk_gating(x, 5, num_groups=4, topk_groups=1)
     with pytest.raises(TypeError, match="gpuprim.topk_gating: gate_dtype must be float32, float16 or bfloat16"):
         gpuprim.topk_gating(x, 2, gate_dtype=torch.float64)
-    with pytest.raises(ValueError, match="gpuprim.topk_gating: num_groups"):
+    for scaling in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="gpuprim.topk_gating: scaling must be finite"):
+            gpuprim.topk_gating(x, 2, scaling=scaling)
+    with pytest.raises(ValueError, match="gpuprim.moe_route: num_groups"):
         gpuprim.moe_route(x, 2, num_groups=3, topk_groups=1)
+    with pytest.raises(TypeError, match="gpuprim.moe_route: gate_dtype must be"):
+        gpuprim.moe_route(x, 2, gate_dtype=torch.float64)
 
 
 # ---------------------------------------------------------------- CUDA-only

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/gating_args.h"
 #include "common/torch_utils.h"
 #include "include/gpuprim/gpuprim.h"
 #include "ops/moe/moe_route/moe_route.h"
@@ -79,6 +80,8 @@ MoeRouting moe_route_composite(const at::Tensor& logits, int64_t k, c10::string_
                                std::optional<int64_t> topk_groups, double scaling,
                                std::optional<at::ScalarType> gate_dtype) {
   const int64_t experts = moe_route_check(logits, k, capacity, pad_to, drop);
+  check_gating_logits("moe_route", logits, k, score);  // errors name the op called, not topk_gating
+  check_gating_options("moe_route", logits, k, bias, num_groups, topk_groups, scaling, gate_dtype);
   auto gating = gpuprim::topk_gating(logits, k, score, renormalize, bias, num_groups, topk_groups, scaling,
                                      gate_dtype);  // (gates, expert_ids)
   auto metadata =

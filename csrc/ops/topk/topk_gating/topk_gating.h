@@ -8,7 +8,7 @@
 
 namespace gpuprim {
 
-// Validates (logits [T, E] fp32/fp16/bf16, 0 <= k <= E, score) and returns the score kind.
+// Validates logits, k and score (common/gating_args.h) and returns the score kind.
 gating::Score topk_gating_check(const at::Tensor& logits, const c10::SymInt& k, c10::string_view score);
 
 // The optional arguments of topk_gating, checked. routed(): any of them changes the result, so the kernels of
@@ -24,9 +24,7 @@ struct GatingOptions {
   bool routed() const { return by_score() || scaling != 1.0 || gate_dtype != at::kFloat; }
 };
 
-// Checks the options against logits [T, E] and k (checked by topk_gating_check): bias 1-D [E] floating on
-// logits' device; num_groups and topk_groups both given or both None, num_groups dividing E, 1 <= topk_groups
-// <= num_groups, k <= topk_groups * E / num_groups; gate_dtype float32, float16 or bfloat16.
+// The options checked against logits [T, E] and k (common/gating_args.h's rules), gathered.
 GatingOptions topk_gating_options_check(const at::Tensor& logits, const c10::SymInt& k,
                                         const std::optional<at::Tensor>& bias, std::optional<int64_t> num_groups,
                                         std::optional<int64_t> topk_groups, double scaling,
