@@ -282,7 +282,7 @@ bool unique_hashed(const Key* x, int64_t n, int64_t capacity, Key* values, int64
                                                                                       inverse, nullptr);
       GPUPRIM_LAUNCH_CHECK();
     }
-    if (counts != nullptr) {  // shared-memory counters, over the slots (half the inverse's bytes)
+    if (counts != nullptr) {  // prim's histogram over the slots: half the inverse's bytes, no rank pass needed
       auto* dropped = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t)));
       histogram::launch(slot_of, n, SlotRankBins{k, rank_of_slot}, nullptr, DType::kInt64, counts, dropped,
                         /*deterministic=*/false, workspace, stream);
