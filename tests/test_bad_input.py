@@ -16,6 +16,7 @@ strict xfail then fails until the mark is removed.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -370,6 +371,17 @@ def test_input_error_is_index_and_value_error():
 def test_check_errors_without_cuda_work_does_nothing():
     gpuprim.check_errors()
     torch.ops.gpuprim.check_errors()
+
+
+def test_ops_checked_on_the_device_translate_its_reports():
+    """Every op whose data the CUDA kernels check is wrapped by reports_input_errors, so a later call's report of
+    that data is a gpuprim.InputError (a wrapper that lost its decorator would raise a bare IndexError)."""
+    from gpuprim._errors import reports_input_errors
+
+    wrapper_code = reports_input_errors(lambda: None).__code__
+    for op in sorted({case.op for case in CASES if case.on_device}):
+        fn = functools.reduce(getattr, op.split("."), gpuprim)
+        assert getattr(fn, "__code__", None) is wrapper_code, f"gpuprim.{op} is not wrapped by reports_input_errors"
 
 
 def test_wrappers_translate_only_reports_from_the_gpu():

@@ -10,7 +10,6 @@ from gpuprim._errors import reports_input_errors
 from gpuprim._validate import is_validating
 
 
-@reports_input_errors
 def _check_lengths(lengths: Tensor) -> None:
     """A negative length raises naming it (the offsets made from it would name an offset instead) where reading
     it needs no sync: on the CPU, or in validate mode. CUDA's kernels otherwise report the decreasing offsets."""
@@ -24,6 +23,7 @@ def _check_lengths(lengths: Tensor) -> None:
                          f"{lengths[tuple(bad[0].tolist())].item()}")
 
 
+@reports_input_errors
 def segment_reduce(
     src: Tensor,
     offsets_or_reduce: Union[Tensor, str, None] = None,
