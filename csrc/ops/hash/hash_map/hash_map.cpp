@@ -1,7 +1,6 @@
 // The hash map ops' device-independent part: the checks of the table and of the keys and values given to it.
 #include "ops/hash/hash_map/hash_map.h"
 
-
 #include "common/torch_utils.h"
 #include "prim/device/hash_table/hash.h"
 

@@ -21,7 +21,6 @@ at::Tensor hash_map_contains_output(const at::Tensor& keys, const at::Tensor& va
 // hash_map_insert_'s new values: one per new key, of the table's value dtype.
 void hash_map_check_new_values(const at::Tensor& values, const at::Tensor& new_keys, const at::Tensor& new_values);
 
-
 template <typename T>
 struct HashMapType {
   using type = T;

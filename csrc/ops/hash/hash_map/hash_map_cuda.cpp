@@ -57,8 +57,9 @@ at::Tensor hash_map_contains_cuda(const at::Tensor& keys, const at::Tensor& valu
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpuprim, CUDA, m) {
-  impl(m, "hash_map_insert_", &hash_map_insert_cuda_, "hash_map_find", &hash_map_find_cuda, "hash_map_contains",
-       &hash_map_contains_cuda);
+  impl(m, "hash_map_insert_", &hash_map_insert_cuda_,
+       "hash_map_find", &hash_map_find_cuda,
+       "hash_map_contains", &hash_map_contains_cuda);
 }
 
 }  // namespace gpuprim
