@@ -153,6 +153,24 @@ def test_no_sync_and_graph_capture():
     check_no_sync_and_graph_capture(lambda: gpuprim.cumsum(x.flatten(), 0, exclusive=True))
 
 
+def test_dtype_as_torch(device):
+    """dtype= casts x first and gives that dtype, as torch.cumsum's (int32 wraps as torch's does)."""
+    ints = torch.tensor([[2**30, 2**30, 5], [-3, 7, 1]], dtype=torch.int32, device=device)
+    floats = torch.tensor([[1.5, -2.25, 4.0], [0.5, 0.5, 3.0]], device=device)
+    cases = ((ints, torch.int32), (ints, torch.float64), (floats, torch.int64), (floats, torch.float64),
+             (floats, torch.float16))
+    for x, dtype in cases:
+        expected = torch.cumsum(x.cpu(), 1, dtype=dtype)
+        got = gpuprim.cumsum(x, 1, dtype=dtype)
+        assert got.dtype == dtype, (x.dtype, dtype)
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+    x = floats.requires_grad_()
+    gpuprim.cumsum(x, 1, dtype=torch.float64).sum().backward()
+    torch.testing.assert_close(x.grad.cpu(), torch.tensor([[3.0, 2.0, 1.0], [3.0, 2.0, 1.0]]))
+    with pytest.raises(TypeError, match="gpuprim.cumsum: dtype must be a torch.dtype or None, got 'int32'"):
+        gpuprim.cumsum(ints, 1, dtype="int32")
+
+
 def test_bad_arguments(device):
     x = torch.randn(3, 4, device=device)
     with pytest.raises(IndexError, match=r"gpuprim.cumsum: dim must be in \[-2, 1\], got 2"):

@@ -46,9 +46,7 @@ def run_sum(x, args, kw, op=gpuprim.sum):
 
 
 def run_cumsum(x, args, kw):
-    dtype = kw.get("dtype")  # torch casts x first (integer scans are exact: the cast back is the same)
-    out = gpuprim.cumsum(x if dtype is None else x.to(dtype), _pos(args, kw, 0, "dim"))
-    return out if dtype is None else out.to(dtype)
+    return gpuprim.cumsum(x, _pos(args, kw, 0, "dim"), dtype=kw.get("dtype"))
 
 
 def run_segment_reduce(x, args, kw):
