@@ -187,12 +187,12 @@ void scatter_add_(at::Tensor& input, int64_t dim, const at::Tensor& index, const
 // ---- unique and the static hash map ----
 // torch.unique of x (flattened): (values, inverse, counts, num_unique), values and counts of capacity size
 // (without one x.numel(), at most 256 for 1-byte dtypes), ascending; with size padded with fill_value (0 without
-// one) and 0, without size unspecified past num_unique (narrow them to it); inverse (x's shape) and counts are empty unless asked for; num_unique (int64 [1], on x's device) the true count,
-// which may exceed size. NaN last, each NaN distinct; -0.0 == +0.0. With size: no host sync (CUDA graphs).
-// Without: CUDA int32 / int64 inputs of >= 2^22 elements may take the hash path, which syncs once. Not
-// differentiable. With dim (torch.unique(dim=)): the slices x.select(dim, i) are the elements, in lexicographic
-// order; values is x with dim's size made the capacity (padded with fill_value slices), inverse [x.size(dim)]; no
-// host sync either way.
+// one) and 0, without size unspecified past num_unique (narrow them to it); inverse (x's shape) and counts are
+// empty unless asked for; num_unique (int64 [1], on x's device) the true count, which may exceed size. NaN last,
+// each NaN distinct; -0.0 == +0.0. With size: no host sync (CUDA graphs). Without: CUDA int32 / int64 inputs of
+// >= 2^22 elements may take the hash path, which syncs once. Not differentiable. With dim (torch.unique(dim=)):
+// the slices x.select(dim, i) are the elements, in lexicographic order; values is x with dim's size made the
+// capacity (padded with fill_value slices), inverse [x.size(dim)]; no host sync either way.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> unique(const at::Tensor& x, bool return_inverse = false,
                                                                    bool return_counts = false,
                                                                    std::optional<int64_t> size = std::nullopt,
