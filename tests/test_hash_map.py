@@ -136,6 +136,31 @@ def test_bad_arguments(device):
         table.insert(keys, keys[:1])
     with pytest.raises(TypeError, match="key_dtype must be torch.int32 or torch.int64"):
         gpuprim.HashMap.empty(4, torch.int16)
+    # Keys and values neither contiguous nor interleaved as HashMap.empty makes them: named, with the strides.
+    slots = torch.zeros(9, 3, dtype=torch.int64, device=device)
+    with pytest.raises(ValueError, match=r"the table's keys and values must be two contiguous tensors, or interleaved "
+                                         r"in 16-byte slots .* got strides \[3\] and \[3\], offsets 0 and 1"):
+        torch.ops.gpuprim.hash_map_find(slots[:8, 0], slots[:, 1], torch.zeros(2, dtype=torch.int64, device=device),
+                                        keys)
+
+
+@pytest.mark.parametrize("key_dtype", KEY_DTYPES, ids=str)
+@pytest.mark.parametrize("value_dtype", VALUE_DTYPES, ids=str)
+def test_layouts(device, key_dtype, value_dtype):
+    """empty() interleaves keys and values of one dtype (strided views of one buffer) and keeps others apart; a
+    table of two contiguous tensors (the other layout) holds the same contents."""
+    table = gpuprim.HashMap.empty(50, key_dtype, value_dtype, device)
+    interleaved = key_dtype == value_dtype
+    assert table.keys.stride() == ((2,) if interleaved else (1,))
+    assert table.values.stride() == ((2,) if interleaved else (1,)) and table.values.numel() == 51
+    apart = gpuprim.HashMap(table.keys.clone(), table.values.clone(), table.state.clone())
+    keys = torch.tensor([5, -3, torch.iinfo(key_dtype).min, 5, 40], dtype=key_dtype, device=device)
+    values = torch.arange(5, device=device).to(value_dtype)
+    for t in (table, apart):
+        t.insert(keys, values)
+    q = torch.tensor([5, -3, torch.iinfo(key_dtype).min, 40, 7], dtype=key_dtype, device=device)
+    assert table.find(q, -1).tolist() == apart.find(q, -1).tolist() == values.new_tensor([0, 1, 2, 4, -1]).tolist()
+    assert table.to("cpu").find(q.cpu(), -1).tolist() == [0, 1, 2, 4, -1]
 
 
 def test_opcheck(device):
@@ -241,6 +266,28 @@ def test_cuda_matches_cpu_several_keys_a_thread():
     assert torch.equal(cpu.state, cuda.state.cpu())
     q = torch.randint(-(4 << 20) - 10, (4 << 20) + 10, (1 << 20,), generator=g, dtype=torch.int32)
     assert_bitwise_equal(cpu.find(q, -1), cuda.find(q.cuda(), -1).cpu(), "find")
+
+
+@pytest.mark.gpu
+def test_cuda_matches_cpu_distinct_then_updates():
+    """A build of distinct keys (each claimer writes its own value, no bids), then an insert of stored keys and
+    new ones, none repeated within the call (every stored key met turns the bids on), as on the CPU."""
+    g = torch.Generator().manual_seed(6)
+    n = 3 << 20
+    keys = (torch.randperm(4 * n, generator=g)[:n] - 2 * n).to(torch.int64)
+    values = torch.randn(n, generator=g, dtype=torch.float64)
+    cpu = gpuprim.HashMap.build(keys, values, load_factor=0.8)
+    cuda = gpuprim.HashMap.build(keys.cuda(), values.cuda(), load_factor=0.8)
+    assert torch.equal(cpu.state, cuda.state.cpu())
+    q = torch.randint(-2 * n - 10, 2 * n + 10, (1 << 20,), generator=g)
+    assert_bitwise_equal(cpu.find(q, -1.0), cuda.find(q.cuda(), -1.0).cpu(), "find after the build")
+    update = torch.cat([keys[: n // 4], torch.arange(2 * n, 2 * n + 1000)])[torch.randperm(n // 4 + 1000, generator=g)]
+    new_values = -torch.arange(update.numel(), dtype=torch.float64)
+    cpu.insert(update, new_values)
+    cuda.insert(update.cuda(), new_values.cuda())
+    assert torch.equal(cpu.state, cuda.state.cpu())
+    q = torch.cat([q, update[:1000]])
+    assert_bitwise_equal(cpu.find(q, -1.0), cuda.find(q.cuda(), -1.0).cpu(), "find after the update")
 
 
 @pytest.mark.gpu

@@ -15,6 +15,7 @@ _KEY_DTYPES = (torch.int32, torch.int64)
 _VALUE_DTYPES = (torch.int32, torch.int64, torch.float32, torch.float64)
 
 
+
 class HashMap:
     """A static (fixed-capacity) open-addressing hash map from int32 / int64 keys to int32 / int64 / float
     values, on the GPU or the CPU, without a host sync.
@@ -24,6 +25,10 @@ class HashMap:
     [capacity + 1] (the last one belongs to the key equal to that minimum, so EVERY key value is allowed) and
     ``state`` (int64 [2]: the number of keys stored, whether the minimum key is stored). Linear probing with a
     murmur3-mixed home slot; every probe loop is bounded by the capacity (never a hang).
+
+    Where the key and value dtypes are the same, :meth:`empty` interleaves ``keys`` and ``values`` in one
+    buffer (strided views of it: a key beside its value, so a lookup reads one memory sector, not two); other
+    maps hold them in two contiguous tensors. Every op takes either layout.
 
     Determinism: the contents (which keys are stored, each key's value, the size) are deterministic and the
     same on CPU and CUDA: among equal keys of one :meth:`insert`, the value at the LOWEST position is stored
@@ -60,10 +65,15 @@ class HashMap:
                 "gpuprim.HashMap: value_dtype must be torch.int32, int64, float32 or float64, " f"got {value_dtype}"
             )
         free = torch.iinfo(key_dtype).min
-        keys = torch.full((capacity,), free, dtype=key_dtype, device=device)
-        values = torch.zeros(capacity + 1, dtype=value_dtype, device=device)
         state = torch.zeros(2, dtype=torch.int64, device=device)
-        return cls(keys, values, state)
+        if key_dtype == value_dtype:
+            # Each key beside its value. Only for one dtype: torch.compile cannot trace an insert into views of
+            # one buffer with different dtypes.
+            slots = torch.zeros((capacity + 1, 2), dtype=key_dtype, device=device)
+            slots[:capacity, 0] = free
+            return cls(slots[:capacity, 0], slots[:, 1], state)
+        keys = torch.full((capacity,), free, dtype=key_dtype, device=device)
+        return cls(keys, torch.zeros(capacity + 1, dtype=value_dtype, device=device), state)
 
     @classmethod
     def build(
@@ -112,7 +122,11 @@ class HashMap:
     def to(self, *args: object, **kwargs: object) -> "HashMap":
         """The map on another device (``Tensor.to``'s arguments; dtypes never change)."""
         device = torch.empty(0).to(*args, **kwargs).device  # type: ignore[call-overload]
-        return HashMap(self.keys.to(device), self.values.to(device), self.state.to(device))
+        moved = HashMap.empty(self.capacity, self.keys.dtype, self.values.dtype, device)
+        moved.keys.copy_(self.keys)
+        moved.values.copy_(self.values)
+        moved.state.copy_(self.state)
+        return moved
 
     def __repr__(self) -> str:
         return (

@@ -209,21 +209,28 @@ at::Tensor hash_map_contains(const at::Tensor& keys, const at::Tensor& values, c
 
 // A static open-addressing GPU (or CPU) hash map from int32/int64 keys to int32/int64/float32/float64 values,
 // as gpuprim.HashMap in Python: plain tensors (keys [capacity], values [capacity + 1], state [2] int64, size
-// first), so it moves with .to() and saves with torch::save. Every key is allowed, the dtype's minimum too.
+// first; keys and values of one dtype interleaved in one buffer, else two tensors), so it saves with
+// torch::save. Every key is allowed, the dtype's minimum too.
 // Contents are deterministic (among equal keys of one insert the lowest position wins) and the same on CPU
 // and CUDA; a full table raises (CUDA: at the next gpuprim call or check_errors()).
 struct HashMap {
   at::Tensor keys, values, state;
 
-  // An empty map of `capacity` slots (>= 1).
+  // An empty map of `capacity` slots (>= 1); keys and values of one dtype interleaved in one buffer, as in
+  // Python.
   static HashMap empty(int64_t capacity, at::ScalarType key_dtype, at::ScalarType value_dtype,
                        const at::Device& device) {
-    const auto key_options = at::TensorOptions().dtype(key_dtype).device(device);
     const at::Scalar free_key = key_dtype == at::kInt ? at::Scalar(std::numeric_limits<int32_t>::min())
                                                       : at::Scalar(std::numeric_limits<int64_t>::min());
-    return {at::full({capacity}, free_key, key_options),
-            at::zeros({capacity + 1}, at::TensorOptions().dtype(value_dtype).device(device)),
-            at::zeros({2}, at::TensorOptions().dtype(at::kLong).device(device))};
+    const at::Tensor state = at::zeros({2}, at::TensorOptions().dtype(at::kLong).device(device));
+    if (key_dtype == value_dtype) {
+      const at::Tensor slots = at::zeros({capacity + 1, 2}, at::TensorOptions().dtype(key_dtype).device(device));
+      at::Tensor keys = slots.select(1, 0).narrow(0, 0, capacity);
+      keys.fill_(free_key);
+      return {keys, slots.select(1, 1), state};
+    }
+    return {at::full({capacity}, free_key, at::TensorOptions().dtype(key_dtype).device(device)),
+            at::zeros({capacity + 1}, at::TensorOptions().dtype(value_dtype).device(device)), state};
   }
   // A map of capacity ceil(keys.numel() / load_factor) (0 < load_factor < 1) holding (keys, values).
   static HashMap build(const at::Tensor& keys, const at::Tensor& values, double load_factor = 0.5) {

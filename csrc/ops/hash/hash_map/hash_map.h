@@ -1,13 +1,15 @@
 // gpuprim's hash map ops (hash_map_insert_, hash_map_find, hash_map_contains) — declarations shared by their
 // CPU, CUDA, Meta and Autograd files. The table is three plain tensors (prim/device/hash_table/hash.h):
-// keys [capacity] int32/int64, values [capacity + 1] int32/int64/float32/float64, state [2] int64.
+// keys [capacity] int32/int64, values [capacity + 1] int32/int64/float32/float64, state [2] int64; keys and
+// values either contiguous or interleaved in one buffer (hash_map_check).
 #pragma once
 #include <ATen/ATen.h>
 
 namespace gpuprim {
 
-// The table's tensors: same device, contiguous, dtypes and sizes as above (capacity >= 1), and `query` (the
-// keys inserted or looked up, named `query_name`) of the table's key dtype.
+// The table's tensors: same device, dtypes and sizes as above (capacity >= 1), keys and values in two
+// contiguous tensors or interleaved (slots of twice the wider dtype, the value in the slot's second half), and
+// `query` (the keys inserted or looked up, named `query_name`) of the table's key dtype.
 void hash_map_check(const char* op, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,
                     const at::Tensor& query, const char* query_name);
 

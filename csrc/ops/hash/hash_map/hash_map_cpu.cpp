@@ -17,9 +17,22 @@ namespace {
 
 using hash_table::kEmpty;
 
+// A 1-D tensor's elements at its stride (the table's keys and values may be interleaved in one buffer).
+template <typename T>
+struct Strided {
+  T* data;
+  int64_t stride;
+  T& operator[](int64_t i) const { return data[i * stride]; }
+};
+
+template <typename T>
+Strided<T> strided(const at::Tensor& t) {
+  return {static_cast<T*>(t.data_ptr()), t.stride(0)};
+}
+
 // The slot that holds `key`, or -1 if it is absent (capacity: the kEmpty key's place).
 template <typename Key>
-int64_t lookup(const Key* keys, const int64_t* state, int64_t capacity, Key key) {
+int64_t lookup(Strided<const Key> keys, const int64_t* state, int64_t capacity, Key key) {
   if (key == kEmpty<Key>) return state[hash_table::kStateEmptyKeyStored] != 0 ? capacity : -1;
   int64_t s = hash_table::home_slot(key, capacity);
   for (int64_t step = 0; step < capacity; ++step) {
@@ -38,8 +51,8 @@ void hash_map_insert_cpu_(const at::Tensor& keys, const at::Tensor& values, cons
   hash_map_dispatch(keys.scalar_type(), values.scalar_type(), [&](auto key_tag, auto bits_tag) {
     using Key = typename decltype(key_tag)::type;
     using Bits = typename decltype(bits_tag)::type;
-    Key* table_keys = keys.mutable_data_ptr<Key>();
-    auto* table_values = static_cast<Bits*>(values.mutable_data_ptr());
+    const Strided<Key> table_keys = strided<Key>(keys);
+    const Strided<Bits> table_values = strided<Bits>(values);
     int64_t* table_state = state.mutable_data_ptr<int64_t>();
     const int64_t capacity = keys.numel();
     const Key* key_in = in_keys.const_data_ptr<Key>();
@@ -89,8 +102,8 @@ void lookup_all(const at::Tensor& keys, const at::Tensor& values, const at::Tens
   hash_map_dispatch(keys.scalar_type(), values.scalar_type(), [&](auto key_tag, auto bits_tag) {
     using Key = typename decltype(key_tag)::type;
     using Bits = typename decltype(bits_tag)::type;
-    const Key* table_keys = keys.const_data_ptr<Key>();
-    const auto* table_values = static_cast<const Bits*>(values.const_data_ptr());
+    const Strided<const Key> table_keys = strided<const Key>(keys);
+    const Strided<const Bits> table_values = strided<const Bits>(values);
     const int64_t* table_state = state.const_data_ptr<int64_t>();
     const Key* query = q.const_data_ptr<Key>();
     const int64_t capacity = keys.numel();

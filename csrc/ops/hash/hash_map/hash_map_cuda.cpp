@@ -13,8 +13,14 @@ namespace gpuprim {
 namespace {
 
 HashMapTable table_of(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state) {
-  return {keys.data_ptr(), values.data_ptr(), state.data_ptr<int64_t>(), keys.numel(),
-          static_cast<int>(keys.element_size()), static_cast<int>(values.element_size())};
+  return {keys.data_ptr(),
+          values.data_ptr(),
+          state.data_ptr<int64_t>(),
+          keys.numel(),
+          static_cast<int>(keys.element_size()),
+          static_cast<int>(values.element_size()),
+          keys.stride(0),
+          values.stride(0)};
 }
 
 void hash_map_insert_cuda_(const at::Tensor& keys, const at::Tensor& values, const at::Tensor& state,

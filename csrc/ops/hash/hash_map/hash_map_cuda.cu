@@ -12,9 +12,11 @@ void with_table(const HashMapTable& t, F&& f) {
   auto with_key = [&](auto* key) {
     using Key = std::remove_pointer_t<decltype(key)>;
     if (t.value_bytes == 4) {
-      f(hash_table::Table<Key, uint32_t>{key, static_cast<uint32_t*>(t.values), t.state, t.capacity});
+      f(hash_table::Table<Key, uint32_t>{key, static_cast<uint32_t*>(t.values), t.state, t.capacity, t.key_stride,
+                                         t.value_stride});
     } else {
-      f(hash_table::Table<Key, uint64_t>{key, static_cast<uint64_t*>(t.values), t.state, t.capacity});
+      f(hash_table::Table<Key, uint64_t>{key, static_cast<uint64_t*>(t.values), t.state, t.capacity, t.key_stride,
+                                         t.value_stride});
     }
   };
   if (t.key_bytes == 4) {

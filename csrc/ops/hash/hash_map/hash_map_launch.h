@@ -9,13 +9,15 @@
 
 namespace gpuprim {
 
-// The table's tensors as pointers: key_bytes 4 (int32) or 8 (int64), value_bytes 4 or 8 (values as bits).
+// The table's tensors as pointers: key_bytes 4 (int32) or 8 (int64), value_bytes 4 or 8 (values as bits);
+// slot s's key and value at keys[s * key_stride], values[s * value_stride] (elements).
 struct HashMapTable {
   void* keys;
   void* values;
   int64_t* state;
   int64_t capacity;
   int key_bytes, value_bytes;
+  int64_t key_stride, value_stride;
 };
 
 // Insert-or-assign of n pairs, the lowest position winning among equal keys; a key that finds the table full

@@ -16,17 +16,22 @@ void insert(Table<Key, Value> table, const Key* keys, const Value* values, int64
             Workspace& workspace, cudaStream_t stream) {
   if (n <= 0) return;
   constexpr int kThreads = Tuning::kThreads;
+  auto* repeated = static_cast<unsigned*>(workspace.allocate(sizeof(unsigned)));
   auto* lowest = static_cast<unsigned long long*>(workspace.allocate(sizeof(unsigned long long) *
                                                                      size_t(table.capacity + 1)));
-  auto* slot_of = static_cast<int64_t*>(workspace.allocate(sizeof(int64_t) * size_t(n)));
-  // All ones: no position has bid yet.
-  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(lowest, 0xFF, sizeof(unsigned long long) * size_t(table.capacity + 1), stream));
-  // A few waves of resident blocks, each thread taking keys in turn: few blocks, so few size atomics.
-  auto claim = claim_kernel<Key, Value>;
-  claim<<<grid_for(n, kThreads, Tuning::kClaimWaves * resident_blocks(claim, kThreads)), kThreads, 0, stream>>>(
-      table, keys, n, lowest, slot_of, full);
+  GPUPRIM_CUDA_CHECK(cudaMemsetAsync(repeated, 0, sizeof(unsigned), stream));
+  // A key a thread: a warp waits for its longest probe once, not once a key (one size atomic a block).
+  claim_kernel<Key, Value><<<grid_for(n, kThreads), kThreads, 0, stream>>>(table, keys, values, n, repeated, full);
   GPUPRIM_LAUNCH_CHECK();
-  assign_kernel<Key, Value><<<grid_for(n, kThreads), kThreads, 0, stream>>>(table, values, n, lowest, slot_of);
+  // The bid passes: a few waves of resident blocks, so that finding nothing to do costs no more than a launch.
+  const int64_t waves = Tuning::kClaimWaves * resident_blocks(bid_kernel<Key, Value>, kThreads);
+  clear_bids_kernel<<<grid_for(table.capacity + 1, kThreads, waves), kThreads, 0, stream>>>(
+      lowest, table.capacity + 1, repeated);
+  GPUPRIM_LAUNCH_CHECK();
+  bid_kernel<Key, Value><<<grid_for(n, kThreads, waves), kThreads, 0, stream>>>(table, keys, n, lowest, repeated);
+  GPUPRIM_LAUNCH_CHECK();
+  assign_kernel<Key, Value><<<grid_for(n, kThreads, waves), kThreads, 0, stream>>>(table, keys, values, n, lowest,
+                                                                                  repeated);
   GPUPRIM_LAUNCH_CHECK();
 }
 
@@ -35,8 +40,13 @@ void find(Table<Key, Value> table, const Key* queries, int64_t n, Value default_
           cudaStream_t stream) {
   if (n <= 0) return;
   constexpr int kThreads = Tuning::kThreads;
-  find_kernel<Key, Value><<<grid_for(n, kThreads), kThreads, 0, stream>>>(table, queries, n, default_value, out,
-                                                                          found);
+  if (table.paired()) {
+    find_kernel<true, Key, Value><<<grid_for(n, kThreads), kThreads, 0, stream>>>(table, queries, n, default_value,
+                                                                                out, found);
+  } else {
+    find_kernel<false, Key, Value><<<grid_for(n, kThreads), kThreads, 0, stream>>>(table, queries, n, default_value,
+                                                                                 out, found);
+  }
   GPUPRIM_LAUNCH_CHECK();
 }
 

@@ -11,25 +11,39 @@
 #include <cstdint>
 
 #include "prim/device/hash_table/hash.h"
+#include "prim/util/host_device.h"
 #include "prim/util/input_error.cuh"
 #include "prim/util/workspace.h"
 
 namespace gpuprim {
 namespace hash_table {
 
+// Slot s's key is keys[s * key_stride] and its value values[s * value_stride]: strides of 1 are two arrays;
+// interleaved (key and value side by side, HashMap's own layout) a lookup reads one sector instead of two.
 template <typename Key, typename Value>
 struct Table {
   Key* keys;        // [capacity], kEmpty<Key> where free
-  Value* values;    // [capacity + 1]; values[capacity] is the key kEmpty's
+  Value* values;    // [capacity + 1]; the last is the key kEmpty's
   int64_t* state;   // [kStateWords]
   int64_t capacity;  // >= 1
+  int64_t key_stride, value_stride;  // >= 1, in elements
+
+  GPUPRIM_HD Key& key(int64_t s) const { return keys[s * key_stride]; }
+  GPUPRIM_HD Value& value(int64_t s) const { return values[s * value_stride]; }
+  // Key and value of one width side by side in slots aligned to their size: a lookup loads both at once.
+  bool paired() const {
+    return sizeof(Key) == sizeof(Value) && key_stride == 2 && value_stride == 2 &&
+           static_cast<void*>(keys + 1) == static_cast<void*>(values) &&
+           reinterpret_cast<uintptr_t>(keys) % (2 * sizeof(Key)) == 0;
+  }
 };
 
 // Insert-or-assign of n pairs (keys[i], values[i]). Among equal keys of one call the lowest position's value
 // is stored. A new key that finds no free slot (the table is full) is skipped and recorded in `full`
 // (rule kTableFull; nothing is recorded where full.record is null). Probes are bounded by the capacity:
-// never a hang. Two passes: claim slots (CAS on the key), then the lowest position of each slot writes.
-// Workspace: 8 * (capacity + 1 + n) bytes. No host sync.
+// never a hang. One pass claims slots (CAS on the key) and writes the claimers' values; only where a key met
+// one already stored (a repeat, or a key of an earlier call) do the bid passes run: every position bids for its
+// slot and the lowest writes. Workspace: 8 * (capacity + 1) + 4 bytes. No host sync.
 template <typename Key, typename Value>
 void insert(Table<Key, Value> table, const Key* keys, const Value* values, int64_t n, InputCheck full,
             Workspace& workspace, cudaStream_t stream);

@@ -26,15 +26,18 @@ __device__ __forceinline__ int64_t compare_and_swap(int64_t* p, int64_t expected
 // kCasFirst: the CAS is the probe (one round trip a slot, for a map build whose keys are mostly new); otherwise
 // the slot is read first (keys that mostly repeat, as a set counting distinct values: a CAS on a hot slot would
 // serialize in L2 where reads do not).
+// Slot s's key is keys[s * stride].
 template <bool kCasFirst, typename Key>
-__device__ __forceinline__ int64_t claim_slot(Key* keys, int64_t capacity, Key key, bool& claimed) {
+__device__ __forceinline__ int64_t claim_slot(Key* keys, int64_t capacity, Key key, bool& claimed,
+                                              int64_t stride = 1) {
   claimed = false;
   int64_t s = home_slot(key, capacity);
   for (int64_t step = 0; step < capacity; ++step) {
-    const Key current = kCasFirst ? compare_and_swap(keys + s, kEmpty<Key>, key) : keys[s];
+    Key* slot = keys + s * stride;
+    const Key current = kCasFirst ? compare_and_swap(slot, kEmpty<Key>, key) : *slot;
     if (current == key) return s;
     if (current == kEmpty<Key>) {
-      const Key before = kCasFirst ? current : compare_and_swap(keys + s, kEmpty<Key>, key);
+      const Key before = kCasFirst ? current : compare_and_swap(slot, kEmpty<Key>, key);
       if (before == kEmpty<Key>) {
         claimed = true;
         return s;
@@ -56,75 +59,142 @@ __device__ __forceinline__ bool store_empty_key(int64_t* state) {
   return atomicCAS(reinterpret_cast<unsigned long long*>(state + kStateEmptyKeyStored), 0ull, 1ull) == 0ull;
 }
 
-// Pass 1: each pair finds or claims its slot (capacity: the kEmpty key's place) and bids its position for it.
-// The keys stored for the first time are summed per block and added to the size with one atomic a block (a
-// returning atomic a warp on the one counter held every warp up).
+// The slot that already holds `key` (capacity for the key kEmpty), or -1: the probe of a key that pass 1 stored.
+template <typename Key, typename Value>
+__device__ __forceinline__ int64_t stored_slot(const Table<Key, Value>& table, Key key) {
+  if (key == kEmpty<Key>) return table.capacity;
+  int64_t s = home_slot(key, table.capacity);
+  for (int64_t step = 0; step < table.capacity; ++step) {
+    const Key current = table.key(s);
+    if (current == key) return s;
+    if (current == kEmpty<Key>) return -1;
+    s = next_slot(s, table.capacity);
+  }
+  return -1;
+}
+
+// Pass 1: each pair finds or claims its slot; a claimer writes its value at once, so keys that occur once in
+// the call (a build's usual case) are done here. A key that was already stored when its thread arrived (an
+// earlier key of the table or a repeat within the call) sets *repeated, which turns on the bid passes. The
+// keys stored for the first time are summed per block and added to the size with one atomic a block.
 template <typename Key, typename Value>
 __global__ void __launch_bounds__(Tuning::kThreads)
-    claim_kernel(Table<Key, Value> table, const Key* __restrict__ keys, int64_t n,
-                 unsigned long long* __restrict__ lowest, int64_t* __restrict__ slot_of, InputCheck full) {
+    claim_kernel(Table<Key, Value> table, const Key* __restrict__ keys, const Value* __restrict__ values, int64_t n,
+                 unsigned* __restrict__ repeated, InputCheck full) {
   __shared__ unsigned long long block_new_keys;
   if (threadIdx.x == 0) block_new_keys = 0;
   unsigned new_keys = 0;
+  bool seen_stored = false;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const Key key = keys[i];
+    bool claimed;
     int64_t s;
     if (key == kEmpty<Key>) {
       s = table.capacity;
-      if (store_empty_key(table.state)) ++new_keys;
+      claimed = store_empty_key(table.state);
     } else {
-      bool claimed;
-      s = claim_slot</*kCasFirst=*/true>(table.keys, table.capacity, key, claimed);
-      if (claimed) ++new_keys;
+      s = claim_slot</*kCasFirst=*/true>(table.keys, table.capacity, key, claimed, table.key_stride);
       if (s < 0) record_input_error(full, i, static_cast<int64_t>(key));  // skipped: the table is full
     }
-    slot_of[i] = s;
-    if (s >= 0) atomicMin(lowest + s, static_cast<unsigned long long>(i));
+    if (claimed) {
+      table.value(s) = values[i];
+      ++new_keys;
+    } else if (s >= 0) {
+      seen_stored = true;
+    }
   }
-  __syncthreads();  // every thread is here: the loop has no early exit
+  // Every thread is here (the loop has no early exit).
+  const bool block_seen_stored = __syncthreads_or(seen_stored);
   const unsigned warp_new_keys = __reduce_add_sync(0xffffffffu, new_keys);
   if (threadIdx.x % kWarpSize == 0 && warp_new_keys != 0) atomicAdd(&block_new_keys, warp_new_keys);
   __syncthreads();
-  if (threadIdx.x == 0 && block_new_keys != 0) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(table.state + kStateSize), block_new_keys);
+  if (threadIdx.x == 0) {
+    if (block_new_keys != 0) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(table.state + kStateSize), block_new_keys);
+    }
+    if (block_seen_stored) *repeated = 1;
   }
 }
 
-// Pass 2: the lowest position that bid for a slot writes its value (insert-or-assign, deterministic).
+// The bid passes, only where pass 1 met a stored key (each thread looks at *repeated first, so otherwise they
+// cost a launch): no position has bid (all ones), every position bids for its slot, the lowest one writes.
+__global__ void clear_bids_kernel(unsigned long long* __restrict__ lowest, int64_t slots,
+                                  const unsigned* __restrict__ repeated) {
+  if (*repeated == 0) return;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots; s += stride) lowest[s] = ~0ull;
+}
+
 template <typename Key, typename Value>
-__global__ void assign_kernel(Table<Key, Value> table, const Value* __restrict__ values, int64_t n,
-                              const unsigned long long* __restrict__ lowest, const int64_t* __restrict__ slot_of) {
+__global__ void bid_kernel(Table<Key, Value> table, const Key* __restrict__ keys, int64_t n,
+                           unsigned long long* __restrict__ lowest, const unsigned* __restrict__ repeated) {
+  if (*repeated == 0) return;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const int64_t s = slot_of[i];
-    if (s >= 0 && lowest[s] == static_cast<unsigned long long>(i)) table.values[s] = values[i];
+    const int64_t s = stored_slot(table, keys[i]);
+    if (s >= 0) atomicMin(lowest + s, static_cast<unsigned long long>(i));
   }
 }
 
 template <typename Key, typename Value>
+__global__ void assign_kernel(Table<Key, Value> table, const Key* __restrict__ keys,
+                              const Value* __restrict__ values, int64_t n,
+                              const unsigned long long* __restrict__ lowest, const unsigned* __restrict__ repeated) {
+  if (*repeated == 0) return;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const int64_t s = stored_slot(table, keys[i]);
+    if (s >= 0 && lowest[s] == static_cast<unsigned long long>(i)) table.value(s) = values[i];
+  }
+}
+
+// Slot s of a paired table (Table::paired): its key and value in one load (8 or 16 bytes, little-endian).
+template <typename Key, typename Value>
+__device__ __forceinline__ void load_pair(const Table<Key, Value>& table, int64_t s, Key& key, Value& value) {
+  if constexpr (sizeof(Key) == 4) {
+    const uint64_t pair = *reinterpret_cast<const uint64_t*>(table.keys + 2 * s);
+    key = static_cast<Key>(static_cast<uint32_t>(pair));
+    value = static_cast<Value>(pair >> 32);
+  } else {
+    const ulonglong2 pair = *reinterpret_cast<const ulonglong2*>(table.keys + 2 * s);
+    key = static_cast<Key>(pair.x);
+    value = static_cast<Value>(pair.y);
+  }
+}
+
+template <bool kPaired, typename Key, typename Value>
 __global__ void find_kernel(Table<Key, Value> table, const Key* __restrict__ queries, int64_t n,
                             Value default_value, Value* __restrict__ out, bool* __restrict__ found) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const Key key = queries[i];
-    int64_t hit = -1;
+    bool hit = false;
+    Value value = default_value;
     if (key == kEmpty<Key>) {
-      if (table.state[kStateEmptyKeyStored] != 0) hit = table.capacity;
+      hit = table.state[kStateEmptyKeyStored] != 0;
+      if (hit) value = table.value(table.capacity);
     } else {
       int64_t s = home_slot(key, table.capacity);
       for (int64_t step = 0; step < table.capacity; ++step) {
-        const Key current = table.keys[s];
+        Key current;
+        Value current_value{};
+        if constexpr (kPaired) {
+          load_pair(table, s, current, current_value);
+        } else {
+          current = table.key(s);
+        }
         if (current == key) {
-          hit = s;
+          hit = true;
+          value = kPaired ? current_value : table.value(s);
           break;
         }
         if (current == kEmpty<Key>) break;
         s = next_slot(s, table.capacity);
       }
     }
-    if (out != nullptr) out[i] = hit >= 0 ? table.values[hit] : default_value;
-    if (found != nullptr) found[i] = hit >= 0;
+    if (out != nullptr) out[i] = value;
+    if (found != nullptr) found[i] = hit;
   }
 }
 

@@ -8,7 +8,7 @@ namespace hash_table {
 
 struct TuningSm90 {
   static constexpr int kThreads = 256;  // one key a thread; probes are latency-bound, so occupancy is what counts
-  static constexpr int kClaimWaves = 4;  // map claim pass and set insert: grid = this many waves of resident blocks
+  static constexpr int kClaimWaves = 4;  // set insert, map bid passes: grid = this many waves of resident blocks
   static constexpr int kSetItems = 4;  // set insert: keys a thread loads before probing (loads in flight)
   static constexpr int kGiveUpCheckRounds = 8;  // set insert: tiles between looks at the give-up flag (a hot line)
   // Sets that count distinct values (unique's hash path): 2^22 slots of 4 or 8 bytes stay in the 50 MB L2, and
