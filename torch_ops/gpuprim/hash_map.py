@@ -15,7 +15,6 @@ _KEY_DTYPES = (torch.int32, torch.int64)
 _VALUE_DTYPES = (torch.int32, torch.int64, torch.float32, torch.float64)
 
 
-
 class HashMap:
     """A static (fixed-capacity) open-addressing hash map from int32 / int64 keys to int32 / int64 / float
     values, on the GPU or the CPU, without a host sync.
