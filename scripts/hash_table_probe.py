@@ -59,7 +59,7 @@ extern "C" __global__ void insert_packed(unsigned long long* t, long long cap, c
     s = s + 1 == cap ? 0 : s + 1;
   }
 }
-// Split keys / values, the library's current claim (CAS + bid) then assign.
+// Split keys / values, the library's former claim (CAS, then a bid unless low is null), then assign.
 extern "C" __global__ void claim_split(int* t, long long cap, unsigned long long* low, const int* keys, long long n,
                                        long long* slot_of) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i >= n) return;
@@ -71,19 +71,7 @@ extern "C" __global__ void claim_split(int* t, long long cap, unsigned long long
     s = s + 1 == cap ? 0 : s + 1;
   }
   slot_of[i] = s;
-  atomicMin(low + s, (unsigned long long)i);
-}
-extern "C" __global__ void claim_split_nobid(int* t, long long cap, const int* keys, long long n,
-                                       long long* slot_of) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i >= n) return;
-  int k = keys[i];
-  long long s = home(k, cap);
-  for (long long step = 0; step < cap; ++step) {
-    int cur = atomicCAS(t + s, EMPTY32, k);
-    if (cur == EMPTY32 || cur == k) break;
-    s = s + 1 == cap ? 0 : s + 1;
-  }
-  slot_of[i] = s;
+  if (low != nullptr) atomicMin(low + s, (unsigned long long)i);
 }
 extern "C" __global__ void assign_split(int* vals_t, const unsigned long long* low, const int* vals, long long n,
                                         const long long* slot_of) {
@@ -171,7 +159,7 @@ extern "C" __global__ void insert_bucket(unsigned long long* t, long long cap, c
 
 mod = cp.RawModule(code=SRC, options=("-std=c++17",))
 K = {name: mod.get_function(name) for name in [
-    "gather8", "cas32", "cas32_red", "red64", "cas64", "store64", "insert_packed", "claim_split", "claim_split_nobid",
+    "gather8", "cas32", "cas32_red", "red64", "cas64", "store64", "insert_packed", "claim_split",
     "assign_split", "find_split", "find_packed", "find_bucket", "insert_bucket"]}
 
 
@@ -232,7 +220,7 @@ for lf in (0.5, 0.8, 0.9):
 
     def claim_only():
         t4.fill(-2**31)
-        launch("claim_split_nobid", n, t4, C, keys, N, slot_of)
+        launch("claim_split", n, t4, C, np.uint64(0), keys, N, slot_of)  # a null low: no bid
 
     r["insert_packed"] = bench(ins_packed)
     r["find_packed"] = bench(lambda: launch("find_packed", n, t8, C, q, N, out4))
