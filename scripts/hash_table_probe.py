@@ -45,21 +45,20 @@ extern "C" __global__ void store64(unsigned long long* t, const int* pos, long l
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i >= n) return;
   t[pos[i]] = (unsigned long long)i;
 }
-// Packed (key, value) slot, linear probing, CAS-first.
+// Packed (key, value) slot, linear probing, CAS-first, from home & home_mask (-1, or ~3 for a 4-slot bucket).
 extern "C" __global__ void insert_packed(unsigned long long* t, long long cap, const int* keys, const int* vals,
-                                         long long n) {
+                                         long long n, long long home_mask) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i >= n) return;
   int k = keys[i];
   unsigned long long want = ((unsigned long long)(unsigned)k << 32) | (unsigned)vals[i];
   unsigned long long empty = ((unsigned long long)(unsigned)EMPTY32 << 32);
-  long long s = home(k, cap);
+  long long s = home(k, cap) & home_mask;
   for (long long step = 0; step < cap; ++step) {
     unsigned long long cur = atomicCAS(t + s, empty, want);
     if (cur == empty || (int)(cur >> 32) == k) return;
     s = s + 1 == cap ? 0 : s + 1;
   }
 }
-// Split keys / values, the library's former claim (CAS, then a bid unless low is null), then assign.
 extern "C" __global__ void claim_split(int* t, long long cap, unsigned long long* low, const int* keys, long long n,
                                        long long* slot_of) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i >= n) return;
@@ -142,25 +141,12 @@ extern "C" __global__ void find_bucket(const unsigned long long* t, long long ca
   }
   out[i] = r;
 }
-extern "C" __global__ void insert_bucket(unsigned long long* t, long long cap, const int* keys, const int* vals,
-                                         long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i >= n) return;
-  int k = keys[i];
-  unsigned long long want = ((unsigned long long)(unsigned)k << 32) | (unsigned)vals[i];
-  unsigned long long empty = ((unsigned long long)(unsigned)EMPTY32 << 32);
-  long long s = home(k, cap) & ~3ll;
-  for (long long step = 0; step < cap; ++step) {
-    unsigned long long cur = atomicCAS(t + s, empty, want);
-    if (cur == empty || (int)(cur >> 32) == k) return;
-    s = s + 1 == cap ? 0 : s + 1;
-  }
-}
 """
 
 mod = cp.RawModule(code=SRC, options=("-std=c++17",))
 K = {name: mod.get_function(name) for name in [
     "gather8", "cas32", "cas32_red", "red64", "cas64", "store64", "insert_packed", "claim_split",
-    "assign_split", "find_split", "find_packed", "find_bucket", "insert_bucket"]}
+    "assign_split", "find_split", "find_packed", "find_bucket"]}
 
 
 def bench(fn, reps=7):
@@ -210,7 +196,7 @@ for lf in (0.5, 0.8, 0.9):
 
     def ins_packed():
         t8.fill(empty64)
-        launch("insert_packed", n, t8, C, keys, vals, N)
+        launch("insert_packed", n, t8, C, keys, vals, N, np.int64(-1))
 
     def ins_split():
         t4.fill(-2**31)
@@ -227,7 +213,7 @@ for lf in (0.5, 0.8, 0.9):
     r['ok_packed'] = float(bool(cp.all(out4 == want)))
     def ins_bucket():
         t8.fill(empty64)
-        launch("insert_bucket", n, t8, C, keys, vals, N)
+        launch("insert_packed", n, t8, C, keys, vals, N, np.int64(~3))
 
     r["insert_bucket"] = bench(ins_bucket)
     r["find_bucket"] = bench(lambda: launch("find_bucket", n, t8, C, q, N, out4))
