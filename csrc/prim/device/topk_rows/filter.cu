@@ -10,10 +10,10 @@
 //
 // Few rows (less than one per resident block): each row is cut into chunks, one block each, that
 // append their best (at most k) candidates to the row's buffer; the row's last block to finish merges
-// them in the same launch. When chunks * k could be many, an exact histogram pre-pass first bounds each
-// row's admitted keys (see row_histogram_kernel), so that on typical data the chunks keep a few hundred
-// candidates in all. A row that still kept more than kMergeMax goes through levels over its candidates
-// (launched for the most there can be, returning at once for merged rows; a candidate carries its
+// them in the same launch. When chunks * k could be many, a histogram pre-pass over a sample of each row
+// first bounds its admitted keys (see row_histogram_kernel), so that on typical data the chunks keep a few
+// thousand candidates in all. A row that still kept more than kMergeMax goes through levels over its
+// candidates (launched for the most there can be, returning at once for merged rows; a candidate carries its
 // position), each cutting its input into chunks the same way, whose last block merges when few enough
 // remain. After the pre-pass, a row's final candidates, when few enough, are ranked by many blocks at once
 // instead (rank_merge_kernel, a launch after the last level): one block's selection and sort of 1024 was
@@ -53,6 +53,15 @@ std::pair<int64_t, int64_t> plan_chunks(int64_t rows, int64_t row_length, int64_
   if (chunks == 1) return {1, row_length};
   const int64_t chunk_length = ((row_length + chunks - 1) / chunks + 7) / 8 * 8;
   return {(row_length + chunk_length - 1) / chunk_length, chunk_length};
+}
+
+// Keys of each chunk the pre-pass counts: 1 / stride of the chunk, stride the largest power of two <=
+// kFilterSampleMaxStride with stride x k <= kFilterSampleKeys (a sample of 1 / stride admits about stride times
+// the keys an exact count would), and never fewer than k (chunk 0 is whole, so the row's sample holds >= k).
+int64_t sample_length(int64_t chunk_length, int64_t k) {
+  int64_t stride = 1;
+  while (2 * stride <= Tuning::kFilterSampleMaxStride && 2 * stride * k <= Tuning::kFilterSampleKeys) stride *= 2;
+  return std::min(chunk_length, std::max(k, chunk_length / stride));
 }
 
 template <typename Bits, typename Input, bool kMergeRows>
@@ -110,7 +119,7 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
     return;
   }
   // Few rows: chunks of each row, whose last block merges the row's candidates (RowMerge). When chunks x k
-  // can exceed kMergeMax, the histogram pre-pass (one more read of the rows, exact integer counts) bounds the
+  // can exceed kMergeMax, the histogram pre-pass (a read of a sample of the rows, exact integer counts) bounds the
   // candidates first, so that typically few are kept and the merge happens in this launch; levels over the
   // candidates follow (planned for the most there can be; they return at once for merged rows), each cutting
   // its input into chunks of >= 8 k, until a level's capacity is <= kMergeMax. The pre-pass pays for large k too.
@@ -127,10 +136,10 @@ void filter_topk_typed(const Bits* x, int64_t rows, int64_t n, int64_t k, KeyCod
   GPUPRIM_LAUNCH_CHECK();
   unsigned* row_histograms = prepass ? zeroed : nullptr;
   unsigned* row_counters = zeroed + histogram_counters;
-  if (prepass) {  // exact per-row histograms of the keys' top bits (rows x kRowHistogramBins), for bin_threshold
+  if (prepass) {  // per-row histograms of a sample's keys by their top bits (rows x kRowHistogramBins)
     const unsigned grid = grid_for(rows * chunks, 1, Tuning::kFilterLevelBlocksPerResident * resident);
     pdl::launch_dependent(row_histogram_kernel<Bits, Raw>, grid, kThreads, stream, x, rows, n, chunks, chunk_length,
-                          raw, row_histograms);
+                          sample_length(chunk_length, k), raw, row_histograms);
     GPUPRIM_LAUNCH_CHECK();
   }
   // With the pre-pass, rows of at most rank_max candidates are merged by rank_merge_kernel: rows x rank_max^2

@@ -51,7 +51,7 @@ __device__ Candidate bin_threshold(FilterShared& s, const unsigned* histogram, i
   unsigned long long above = running - total;  // keys in higher bins
   for (int w = warp + 1; w < kThreads / kWarpSize; ++w) above += s.warp_totals[w];
   const auto wanted = static_cast<unsigned long long>(k);
-  if (above < wanted && wanted <= above + total) {  // exactly one thread: the counts add up to n >= k
+  if (above < wanted && wanted <= above + total) {  // exactly one thread: the counts add up to >= k
     unsigned long long taken = above;
     int bin = int(threadIdx.x) * kPerThread;
 #pragma unroll
@@ -200,12 +200,13 @@ __device__ int filter_range(FilterShared& s, Input input, const typename Input::
   return count;
 }
 
-// ---- Histogram pre-pass: the row's keys counted by their top bits (exact integer
-// counts) give, before the filter reads the row, the highest bin b such that bins >= b hold at
-// least k keys: every key below bin b is beaten by k others, so the filter admits only bins >= b —
-// on typical data a few hundred keys per row instead of k per chunk. Few rows: a kernel of its own
-// adds each chunk's counts to the row's (global atomics, kRowHistogramBits); one block per row: the
-// block counts its row in shared memory first (kHistogramBits: no launch, no global counts), then reads
+// ---- Histogram pre-pass: keys counted by their top bits (exact integer counts) give, before the filter
+// reads the row, the highest bin b such that bins >= b hold at least k keys: every key below bin b is beaten
+// by k others, so the filter admits only bins >= b — on typical data a few hundred to a few thousand keys per
+// row instead of k per chunk. Few rows: a kernel of its own adds the counts of a sample (each chunk's first
+// sample_length keys) to the row's (global atomics, kRowHistogramBits): k sampled keys in bins >= b are k keys
+// of the row, so the result stays exact and a sparser sample only admits more. One block per row: the
+// block counts its whole row in shared memory first (kHistogramBits: no launch, no global counts), then reads
 // it again, mostly from L2.
 
 // Adds the bins of positions [begin, end) of `in` to `histogram` (shared memory); `input` (a RawInput)
@@ -246,7 +247,7 @@ __device__ void count_bins(unsigned* histogram, const Bits* __restrict__ in, int
 template <typename Bits, typename Input>
 __global__ void __launch_bounds__(kThreads)
     row_histogram_kernel(const Bits* __restrict__ x, int64_t rows, int64_t n, int64_t chunks, int64_t chunk_length,
-                         Input input, unsigned* __restrict__ row_histograms) {
+                         int64_t sample_length, Input input, unsigned* __restrict__ row_histograms) {
   __shared__ unsigned histogram[kRowHistogramBins];
   pdl::allow_dependents();  // the filter may launch now: it waits for these counts before reading them
   for (int64_t item = blockIdx.x; item < rows * chunks; item += gridDim.x) {  // uniform
@@ -254,7 +255,7 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t begin = chunk * chunk_length;
     for (int b = int(threadIdx.x); b < kRowHistogramBins; b += kThreads) histogram[b] = 0;
     __syncthreads();
-    count_bins<kRowHistogramBits>(histogram, x + row * n, begin, std::min(n, begin + chunk_length), input);
+    count_bins<kRowHistogramBits>(histogram, x + row * n, begin, std::min(n, begin + sample_length), input);
     __syncthreads();
     pdl::wait_for_prerequisites();  // the counters are zeroed
     for (int b = int(threadIdx.x); b < kRowHistogramBins; b += kThreads) {

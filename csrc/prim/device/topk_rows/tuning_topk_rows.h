@@ -41,6 +41,8 @@ struct TuningSm90 {
   static constexpr int64_t kFilterHistogramMinK = 256;   // one block a row: from this k its own histogram pays
   static constexpr int kFilterHistogramBits = 11;        // that histogram's bins (8 KB of shared memory)
   static constexpr int kFilterRowHistogramBits = 12;     // the few-rows pre-pass's bins (global counts a row)
+  static constexpr int64_t kFilterSampleMaxStride = 8;   // the pre-pass reads >= 1 / 8 of a row, not all of it
+  static constexpr int64_t kFilterSampleKeys = 1024;     // stride x k: about the keys its bound then admits
   static constexpr int kFilterRankStage = 2048;          // rank_merge_kernel's candidates staged at a time (16 KB)
   static constexpr int kFilterLevelBlocksPerResident = 8;  // a level's grid: grid-stride beyond 8 waves
   static constexpr int kFilterRankBlocksPerResident = 2;   // rank_merge_kernel's grid: 2 waves
