@@ -130,6 +130,8 @@ def cases(quick: bool) -> List[dict]:
              gating=False),
         dict(case="decode_64x128256_k50", shape=(64, 128256), k=50, dtype=f32, gating=False),
         dict(case="one_row_2^24_k100", shape=(1, (1 << 24) // d), k=100, dtype=f32, gating=False),
+        dict(case="one_row_2^24_k256", shape=(1, (1 << 24) // d), k=256, dtype=f32, gating=False),
+        dict(case="one_row_2^24_k512", shape=(1, (1 << 24) // d), k=512, dtype=f32, gating=False),
         dict(case="one_row_2^24_k1024", shape=(1, (1 << 24) // d), k=1024, dtype=f32, gating=False),
         dict(case="one_row_2^24_k100_rand", shape=(1, (1 << 24) // d), k=100, dtype=f32, gating=False, uniform=True),
         dict(case="one_row_2^24_k1024_rand", shape=(1, (1 << 24) // d), k=1024, dtype=f32, gating=False,

@@ -57,9 +57,10 @@ std::pair<int64_t, int64_t> plan_chunks(int64_t rows, int64_t row_length, int64_
 
 // Keys of each chunk the pre-pass counts: 1 / stride of the chunk, stride the largest power of two <=
 // kFilterSampleMaxStride with stride x k <= kFilterSampleKeys (a sample of 1 / stride admits about stride times
-// the keys an exact count would), and never fewer than k (chunk 0 is whole, so the row's sample holds >= k).
+// the keys an exact count would) but at least kFilterSampleMinStride, and never fewer than k (chunk 0 is whole,
+// so the row's sample holds >= k).
 int64_t sample_length(int64_t chunk_length, int64_t k) {
-  int64_t stride = 1;
+  int64_t stride = Tuning::kFilterSampleMinStride;
   while (2 * stride <= Tuning::kFilterSampleMaxStride && 2 * stride * k <= Tuning::kFilterSampleKeys) stride *= 2;
   return std::min(chunk_length, std::max(k, chunk_length / stride));
 }
