@@ -594,6 +594,38 @@ def test_moe_layer_example_cpu():
     assert "matches the reference" in result.stdout
 
 
+def run_hf_moe_drop_in(device: str, tokens: int) -> str:
+    """examples/hf_moe_drop_in.py on `device`: HF's Mixtral / Qwen3-MoE / DeepSeek-V3 blocks with gpuprim's routing
+    against the blocks' own forward; every block this transformers has must match, none may fail or be skipped
+    for a layout the script does not know. Returns the script's output."""
+    pytest.importorskip("transformers", reason="examples/hf_moe_drop_in.py compares with HF transformers' blocks")
+    if not HAS_TOPK_GATING:
+        pytest.skip("examples/hf_moe_drop_in.py routes with gpuprim.moe_route, which needs topk_gating")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "torch_ops"), os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, str(ROOT / "examples" / "hf_moe_drop_in.py"), "--device", device, "--tokens",
+               str(tokens)]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    blocks = ("mixtral", "qwen3_moe", "deepseek_v3")
+    absent = [b for b in blocks if f"{b}: skipped, this transformers has no such block" in output]
+    lines = output.splitlines()
+    matched = [b for b in blocks if any(f"{b}: output and" in line and "gradients match" in line for line in lines)]
+    assert sorted(matched + absent) == sorted(blocks), output
+    assert matched, "no HF MoE block in this transformers to compare with:\n" + output
+    return output
+
+
+def test_hf_moe_drop_in_example_cpu():
+    run_hf_moe_drop_in("cpu", 64)
+
+
+@pytest.mark.gpu
+def test_hf_moe_drop_in_example_cuda():
+    output = run_hf_moe_drop_in("cuda", 1024)
+    assert "forward+backward" in output  # the CUDA run also times both versions
+
+
 # ---------------------------------------------------------------- CUDA only
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", METADATA_CASES + LARGE_METADATA_CASES,
