@@ -1,6 +1,10 @@
 """Checks shared by every op's tests: opcheck, torch.compile, bitwise determinism, no host sync."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Callable, Sequence
 
 import pytest
@@ -129,3 +133,14 @@ def check_no_grad_fast_path(fn: Callable[[torch.Tensor], object], x: torch.Tenso
 
 def _as_list(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def run_example(script: str, *args: str, timeout: int = 300) -> str:
+    """examples/<script> with these arguments in a fresh process (this tree's gpuprim on its path); its own asserts
+    are the check: it must exit 0. Returns what it printed."""
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "torch_ops"), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, str(root / "examples" / script), *args], capture_output=True, text=True,
+                            env=env, timeout=timeout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout

@@ -8,7 +8,13 @@ import pytest
 import torch
 
 import gpuprim
-from op_checks import assert_bitwise_equal, check_compiles, check_no_sync_and_graph_capture, run_opcheck
+from op_checks import (
+    assert_bitwise_equal,
+    check_compiles,
+    check_no_sync_and_graph_capture,
+    run_example,
+    run_opcheck,
+)
 
 KEY_DTYPES = (torch.int32, torch.int64)
 VALUE_DTYPES = (torch.int32, torch.int64, torch.float32, torch.float64)
@@ -312,3 +318,10 @@ def test_more_than_2pow31_queries():
     q[-2] = 5000
     out = table.find(q, -1)
     assert int(out[0]) == 0 and int(out[-1]) == 999 and int(out[-2]) == -1
+
+
+def test_id_remap_embedding_bag_example(device):
+    """examples/id_remap_embedding_bag.py: raw ids remapped to dense rows on the device feed gpuprim.nn.EmbeddingBag
+    for a few training steps (the example asserts its lookups agree and unseen ids map to -1)."""
+    output = run_example("id_remap_embedding_bag.py", "--device", device)
+    assert "an unseen id: [-1]" in output

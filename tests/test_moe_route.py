@@ -6,10 +6,6 @@ fp32, stable top-k by (-score, index)), so they do not depend on torch.ops.gpupr
 gpuprim.moe_route itself call the real topk_gating op and are skipped while it is not built into the library.
 """
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -22,12 +18,12 @@ from op_checks import (
     check_compiles,
     check_no_grad_fast_path,
     check_no_sync_and_graph_capture,
+    run_example,
     run_opcheck,
 )
 
 HAS_TOPK_GATING = hasattr(torch.ops.gpuprim, "topk_gating")
 needs_topk_gating = pytest.mark.skipif(not HAS_TOPK_GATING, reason="torch.ops.gpuprim.topk_gating not built yet")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------- references
@@ -584,14 +580,10 @@ def test_moe_route_errors_come_from_the_op():
 
 # ---------------------------------------------------------------- example
 def test_moe_layer_example_cpu():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "torch_ops"), os.environ.get("PYTHONPATH", "")]))
     if not HAS_TOPK_GATING:
         pytest.skip("examples/moe_layer.py routes with gpuprim.moe_route, which needs topk_gating")
-    command = [sys.executable, str(ROOT / "examples" / "moe_layer.py"), "--device", "cpu", "--steps", "2",
-               "--tokens", "128"]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "matches the reference" in result.stdout
+    output = run_example("moe_layer.py", "--device", "cpu", "--steps", "2", "--tokens", "128", timeout=120)
+    assert "matches the reference" in output
 
 
 def run_hf_moe_drop_in(device: str, tokens: int) -> str:
@@ -601,12 +593,7 @@ def run_hf_moe_drop_in(device: str, tokens: int) -> str:
     pytest.importorskip("transformers", reason="examples/hf_moe_drop_in.py compares with HF transformers' blocks")
     if not HAS_TOPK_GATING:
         pytest.skip("examples/hf_moe_drop_in.py routes with gpuprim.moe_route, which needs topk_gating")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "torch_ops"), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, str(ROOT / "examples" / "hf_moe_drop_in.py"), "--device", device, "--tokens",
-               str(tokens)]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output
+    output = run_example("hf_moe_drop_in.py", "--device", device, "--tokens", str(tokens))
     blocks = ("mixtral", "qwen3_moe", "deepseek_v3")
     absent = [b for b in blocks if f"{b}: skipped, this transformers has no such block" in output]
     lines = output.splitlines()
