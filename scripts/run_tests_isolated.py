@@ -12,9 +12,14 @@ always printed: an outer `timeout` would kill this script before it.
 
 --sanitize TOOL (memcheck, racecheck, synccheck, initcheck) runs every pytest process under
 compute-sanitizer with that tool, its report in LOG_DIR/<file>.<tool>.<pid>.log, and adds the errors it
-counted to the summary line (any error fails the run):
+counted to the summary line:
 
     gpu-runner sanitizer (memcheck): N errors in N files (N reports)
+    gpu-runner sanitizer (initcheck): N errors in N files, N more in PyTorch's own kernels (N reports)
+
+An error whose report names a PyTorch kernel as its first frame (at::native, at::cuda, at_cuda_detail: e.g. a
+test's torch reference) is counted apart; every other error, and every error past the reports a process printed,
+is counted as gpuprim's and fails the run.
 
 --chunks N spreads each file's tests over N processes (every N-th test id each): a slow file, e.g. under a
 sanitizer, then uses N of the --jobs slots.
@@ -53,6 +58,9 @@ SANITIZER_SUMMARY = re.compile(
     r"ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?")
 # The first line of each error or hazard report (continuation lines are indented or empty).
 SANITIZER_REPORT = re.compile(r"^========= (?!COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY)\S", re.M)
+# A report's first device frame ("=========     at void ns::kernel<...>(...)+0x2a0") in a PyTorch namespace.
+SANITIZER_FRAME = re.compile(r"^=========\s+at (.*)$", re.M)
+TORCH_KERNEL = re.compile(r"^(void )?(at_cuda_detail::|at::native::|at::cuda::)")
 SANITIZER_OPTIONS = {
     # Leaks are PyTorch's caching allocator holding memory by design; API errors are reported (a CUDA call
     # that failed), as they would be a bug in gpuprim's host code too.
@@ -91,9 +99,20 @@ def outcomes_of(output: str) -> dict:
     return {test: outcome.lower() for test, outcome in OUTCOME.findall(output)}
 
 
-def sanitizer_errors(log_dir: Path, stem: str, tool: str) -> tuple[int, int]:
-    """(errors, reports) over every process report of one test file's runs."""
-    errors = reports = 0
+def torch_reports(text: str) -> int:
+    """How many of a process's printed reports have a PyTorch kernel as their first frame."""
+    starts = [m.start() for m in SANITIZER_REPORT.finditer(text)] + [len(text)]
+    count = 0
+    for begin, end in zip(starts, starts[1:]):
+        frame = SANITIZER_FRAME.search(text, begin, end)
+        count += bool(frame and TORCH_KERNEL.match(frame.group(1)))
+    return count
+
+
+def sanitizer_errors(log_dir: Path, stem: str, tool: str) -> tuple[int, int, int]:
+    """(gpuprim's errors, errors in PyTorch's kernels, reports) over every process report of one test file's
+    runs."""
+    errors = in_torch = reports = 0
     name = re.compile(rf"{re.escape(stem)}(\.rerun\d+)?\.{tool}\.\d+\.log")
     for report in log_dir.iterdir():
         if not name.fullmatch(report.name):
@@ -102,9 +121,12 @@ def sanitizer_errors(log_dir: Path, stem: str, tool: str) -> tuple[int, int]:
         summaries = SANITIZER_SUMMARY.findall(text)
         counted = [int(total) for total, _ in summaries if total] or [int(r) for _, r in summaries if r]
         # A process cut by the timeout prints no summary: count the reports it did print.
-        errors += max(counted) if counted else len(SANITIZER_REPORT.findall(text))
+        total = max(counted) if counted else len(SANITIZER_REPORT.findall(text))
+        torch_count = min(total, torch_reports(text))
+        errors += total - torch_count
+        in_torch += torch_count
         reports += 1
-    return errors, reports
+    return errors, in_torch, reports
 
 
 def collect(test_file: Path, extra: list[str], timeout: int) -> list[str]:
@@ -193,7 +215,7 @@ def main() -> None:
     totals = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
     all_crashed = []
     deadline = time.time() + args.deadline
-    sanitizer = {"errors": 0, "files": 0, "reports": 0}
+    sanitizer = {"errors": 0, "files": 0, "in_torch": 0, "reports": 0}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         if args.chunks > 1:  # each file's ids collected once, the collections side by side
             timeout = max(10, min(180, args.deadline // 4))
@@ -214,19 +236,23 @@ def main() -> None:
             all_crashed += crashed
             found = ""
             if args.sanitize and statuses != ["empty"]:
-                errors, reports = sanitizer_errors(args.log_dir, stem, args.sanitize)
+                errors, in_torch, reports = sanitizer_errors(args.log_dir, stem, args.sanitize)
                 sanitizer["errors"] += errors
                 sanitizer["files"] += errors > 0
+                sanitizer["in_torch"] += in_torch
                 sanitizer["reports"] += reports
-                found = f"  {args.sanitize}: {errors} errors" + ("" if reports else " (no report: did it start?)")
+                found = (f"  {args.sanitize}: {errors} errors"
+                         + (f" (+{in_torch} in PyTorch's kernels)" if in_torch else "")
+                         + ("" if reports else " (no report: did it start?)"))
             print(f"  {name:<28} {','.join(statuses):<16} {seconds:6.1f}s  {counts}{found}"
                   + (f"  crashed in: {' '.join(crashed)}" if crashed else ""), flush=True)
     (args.log_dir / "durations.json").write_text(json.dumps(dict(sorted(seconds_of.items())), indent=1) + "\n")
     summary = ", ".join(f"{totals[k]} {k}" for k in ("passed", "failed", "skipped", "errors"))
     print(f"gpu-runner tests: {summary}" + (f" (crashed: {' '.join(all_crashed)})" if all_crashed else ""))
     if args.sanitize:
-        print(f"gpu-runner sanitizer ({args.sanitize}): {sanitizer['errors']} errors in {sanitizer['files']} files "
-              f"({sanitizer['reports']} reports)")
+        in_torch = f", {sanitizer['in_torch']} more in PyTorch's own kernels" if sanitizer["in_torch"] else ""
+        print(f"gpu-runner sanitizer ({args.sanitize}): {sanitizer['errors']} errors in {sanitizer['files']} files"
+              f"{in_torch} ({sanitizer['reports']} reports)")
     sys.exit(1 if totals["failed"] or totals["errors"] or all_crashed or sanitizer["errors"] else 0)
 
 
