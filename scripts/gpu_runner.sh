@@ -29,9 +29,10 @@
 # shapes (GPUPRIM_TEST_SMALL=1: tests/conftest.py leaves out the > 2^31-element tests), benchmarks off by
 # default, longer timeouts; 0 errors expected (errors whose first frame is a PyTorch kernel, e.g. in a test's
 # torch reference, are counted apart: scripts/run_tests_isolated.py). Each process's report goes to
-# test_logs.tar.gz, the counts and the first errors to sanitizer_summary.txt. The caching allocator stays on (CUDA graph capture needs
-# it), so memcheck sees accesses outside PyTorch's segments, not past a tensor into a neighbour in the
-# same segment; SANITIZE_NO_CACHING=1 sets PYTORCH_NO_CUDA_MEMORY_CACHING=1 for that (graph tests fail).
+# test_logs.tar.gz, the counts and the first errors to sanitizer_summary.txt. The caching allocator stays on
+# (CUDA graph capture needs it), so memcheck sees accesses outside PyTorch's segments, not past a tensor into a
+# neighbour in the same segment; SANITIZE_NO_CACHING=1 sets PYTORCH_NO_CUDA_MEMORY_CACHING=1 for that (graph
+# tests fail).
 # PyTorch's own kernels (names containing "native") are left uninstrumented (GPUPRIM_SANITIZER_ARGS overrides),
 # except under initcheck (it cannot see an uninstrumented kernel's writes, so every read of a tensor that torch
 # filled would be reported), and pytest deselects compile, opcheck and graph_capture tests (PYTEST_ADDOPTS
