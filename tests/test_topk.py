@@ -459,7 +459,7 @@ def test_cuda_filter_sampled_prepass():
     """The few-rows pre-pass counts a sample of each row (each chunk's first keys) and bounds the filter by the
     sample's k-th best bin: exact whatever the sample misses. Rows rising within every stretch (the sample holds
     each chunk's lowest keys), rising and falling over the whole row, ties at the k-th key, and a row whose best
-    keys all sit at its end, outside any chunk's first keys."""
+    keys all sit at its end, outside any chunk's first keys. k from 64 to 1024 takes every sample stride (8 to 2)."""
     n = 1 << 20
     position = torch.arange(n)
     rising = position.float().view(1, n)
@@ -467,7 +467,7 @@ def test_cuda_filter_sampled_prepass():
     late = torch.zeros(1, n)
     late[0, -1024:] = torch.arange(1, 1025).float()
     for x in (rising, rising.flip(1), saw, late):
-        for k in (64, 100, 256):
+        for k in (64, 100, 256, 512, 1024):
             _cuda_vs_cpu(x, k, -1, True)
         _cuda_vs_cpu(x, 100, -1, False)
 

@@ -43,7 +43,7 @@ struct TuningSm90 {
   static constexpr int kFilterRowHistogramBits = 12;     // the few-rows pre-pass's bins (global counts a row)
   static constexpr int64_t kFilterSampleMaxStride = 8;   // the pre-pass reads >= 1 / 8 of a row, not all of it
   static constexpr int64_t kFilterSampleKeys = 1024;     // stride x k: about the keys its bound then admits
-  static constexpr int64_t kFilterSampleMinStride = 2;   // half a row even at k = kFilterMaxK: the read costs more
+  static constexpr int64_t kFilterSampleMinStride = 2;   // at most half a row: a whole read cost more
   static constexpr int kFilterRankStage = 2048;          // rank_merge_kernel's candidates staged at a time (16 KB)
   static constexpr int kFilterLevelBlocksPerResident = 8;  // a level's grid: grid-stride beyond 8 waves
   static constexpr int kFilterRankBlocksPerResident = 2;   // rank_merge_kernel's grid: 2 waves
