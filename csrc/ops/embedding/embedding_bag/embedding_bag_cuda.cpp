@@ -56,13 +56,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_backwar
   const at::Tensor w = weight.contiguous(), idx = indices.contiguous().view(-1), g = grad.contiguous();
   const auto long_options = idx.options().dtype(at::kLong);
   const bool work = bags != 0 && dim != 0 && nnz != 0 && weight.size(0) != 0;
-  // Dense sum/mean: the kernels write every row once (zeros included), so no separate zero fill of the table.
-  // Otherwise rows that get no gradient stay zero (max), as do the sparse slots past num_rows.
-  const bool every_row_written = work && !sparse && args.mode != EmbeddingBagMode::kMax;
+  // sum/mean: the kernels write every row once (dense: zeros included; sparse: the distinct rows, then zeros past
+  // num_rows), so no separate zero fill. max: rows that get no gradient stay zero.
+  const bool every_row_written = work && args.mode != EmbeddingBagMode::kMax;
   const std::vector<int64_t> grad_weight_size{sparse ? nnz : weight.size(0), dim};
   at::Tensor grad_weight =
       every_row_written ? at::empty(grad_weight_size, w.options()) : at::zeros(grad_weight_size, w.options());
-  at::Tensor rows = at::zeros({sparse ? nnz : 0}, long_options);
+  at::Tensor rows = every_row_written && sparse ? at::empty({nnz}, long_options)
+                                                : at::zeros({sparse ? nnz : 0}, long_options);
   // The kernels write num_rows (sum/mean) and every element of grad_psw when there is work: no fills then.
   at::Tensor num_rows = work && args.mode != EmbeddingBagMode::kMax ? at::empty({1}, long_options)
                                                                      : at::zeros({1}, long_options);

@@ -17,7 +17,8 @@
 //   2. radix sort    stable sort of the pairs by the key bits that hold [0, num_keys]
 //   3. reduction     prim's sorted-key segmented reduction (prim/device/segmented_reduce/sorted_reduce.cuh):
 //                    runs of equal keys folded in sorted (= position) order in fp32, hot rows split across
-//                    chunks; dense sum/mean write every table row exactly once (zeros for rows without pairs)
+//                    chunks; dense sum/mean write every table row exactly once (zeros for rows without pairs),
+//                    sparse ones every distinct row's slot, then zeros past num_rows
 // Every order depends only on the data and the shapes, never on timing: bitwise identical on every run. No
 // float atomics, no host sync.
 #include <algorithm>
@@ -26,6 +27,7 @@
 
 #include "ops/embedding/embedding_bag/embedding_bag_launch.h"
 #include "ops/embedding/embedding_bag/embedding_bag_rows.cuh"
+#include "prim/device/fill/zero_past_count.cuh"
 #include "prim/device/radix_sort/radix_sort.cuh"
 #include "prim/device/segmented_reduce/reducers.h"
 #include "prim/device/segmented_reduce/sorted_reduce.cuh"
@@ -341,6 +343,10 @@ void backward_sum(const T* grad, const I* indices, const int64_t* bounds, const 
                         mean_weight, grad_weight, rows, sparse, by_freq, num_rows,
                         sparse ? 0 : s.num_weights,
                         workspace, stream);
+  if (sparse) {  // the slots past the distinct rows are zero: only those written, not all of them first
+    fill::zero_rows_past_count(grad_weight, s.dim * int64_t(sizeof(T)), num_rows, n, stream);
+    fill::zero_rows_past_count(rows, int64_t(sizeof(int64_t)), num_rows, n, stream);
+  }
 }
 
 template <typename T, typename K, typename V>
