@@ -15,7 +15,7 @@
 # GPUPRIM_TEST_DEVICES (default cuda: the CPU variants of device-parametrized tests run in CI;
 # cpu,cuda runs both), SANITIZE=memcheck|racecheck|synccheck|initcheck (below), PREBUILT (below),
 # COMPARE=DIR (benchmarks of the ops in BENCH run with the tree in DIR too, side by side:
-# benchmarks/compare_trees.py; its table is compare.md).
+# benchmarks/compare_trees.py; its table is compare.md; COMPARE_ROUNDS=N alternates which tree runs first).
 #
 # Wheels in .whl/ (the device image lacks expecttest, which tests/test_torch_samples.py needs: carry .whl with
 # `pip download --no-deps --only-binary=:all: --python-version 3.12 -d .whl expecttest`) are installed with
@@ -193,7 +193,8 @@ if [ "${BENCH:-all}" != "none" ]; then
   bench_saver_pid=$!
   if [ -n "${COMPARE:-}" ]; then
     timeout "$bench_seconds" "$python" benchmarks/compare_trees.py --before "$COMPARE" --after "$root" \
-      --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" ${cub_bin:+--cub-bin "$cub_bin"} \
+      --out "$work/bench" --timeout "${BENCH_OP_TIMEOUT:-120}" --rounds "${COMPARE_ROUNDS:-1}" \
+      ${cub_bin:+--cub-bin "$cub_bin"} \
       $([ "$only" != all ] && echo "--only $only") 2>&1 | tee "$out/bench.log"
     [ -f "$work/bench/compare.md" ] && cp "$work/bench/compare.md" "$out/compare.md"
   else
