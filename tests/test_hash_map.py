@@ -297,6 +297,34 @@ def test_cuda_matches_cpu_distinct_then_updates():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("key_dtype", KEY_DTYPES, ids=str)
+@pytest.mark.parametrize("interleaved", [True, False], ids=["interleaved", "apart"])
+def test_cuda_probes_across_sectors_and_the_wrap(key_dtype, interleaved):
+    """Half-full, nearly full and full tables of odd capacities: probes run over several sectors and wrap past
+    the last slot, and a full table's misses probe every slot. The apart layout's keys start one element into
+    their buffer, so sectors cut the slots at other places. Contents and misses as on the CPU."""
+    g = torch.Generator().manual_seed(8)
+    value_dtype = key_dtype if interleaved else torch.float64
+    for capacity in (1, 3, 13, 61, 1000, 4099):
+        for fill in sorted({max(capacity // 2, 1), max(capacity - 1, 1), capacity}):
+            keys = (torch.randperm(4 * capacity, generator=g)[:fill] * 3 - capacity).to(key_dtype)
+            values = torch.randint(-99, 99, (fill,), generator=g).to(value_dtype)
+            cpu = gpuprim.HashMap.empty(capacity, key_dtype, value_dtype, "cpu")
+            cuda = gpuprim.HashMap.empty(capacity, key_dtype, value_dtype, "cuda")
+            if not interleaved:
+                buffer = torch.full((capacity + 1,), torch.iinfo(key_dtype).min, dtype=key_dtype, device="cuda")
+                cuda = gpuprim.HashMap(buffer[1:], cuda.values, cuda.state)
+            for table in (cpu, cuda):
+                table.insert(keys.to(table.keys.device), values.to(table.keys.device))
+                # stored keys again, half of them with new values: the probes of keys already in the table
+                table.insert(keys[::2].to(table.keys.device), -values[::2].to(table.keys.device))
+            assert torch.equal(cpu.state, cuda.state.cpu()), (capacity, fill)
+            queries = torch.cat([keys, keys + 1, keys - 1])  # stored, and mostly absent
+            assert_bitwise_equal(cpu.find(queries, 7), cuda.find(queries.cuda(), 7).cpu(), f"find {capacity}/{fill}")
+            assert torch.equal(cpu.contains(queries), cuda.contains(queries.cuda()).cpu())
+
+
+@pytest.mark.gpu
 def test_no_sync_and_graph_capture():
     table = gpuprim.HashMap.empty(1 << 16, torch.int32, torch.int32, "cuda")
     keys = torch.randint(0, 1 << 20, (20_000,), device="cuda", dtype=torch.int32)

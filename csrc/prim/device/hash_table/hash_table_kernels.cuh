@@ -21,32 +21,91 @@ __device__ __forceinline__ int64_t compare_and_swap(int64_t* p, int64_t expected
                                         static_cast<unsigned long long>(desired)));
 }
 
+// Slots s, s + 1, ... to the end of slot s's sector (and of the table), at least 1: one DRAM fetch holds them all,
+// so a probe loads them at once. Slot s's key is keys[s * stride]; 1 where slots do not tile sectors.
+template <typename Key>
+__device__ __forceinline__ int sector_run(const Key* keys, int64_t stride, int64_t s, int64_t capacity) {
+  constexpr int64_t kSector = Tuning::kSectorBytes;
+  const int64_t slot_bytes = int64_t(sizeof(Key)) * stride;
+  const auto address = reinterpret_cast<uintptr_t>(keys + s * stride);
+  if (slot_bytes > kSector || kSector % slot_bytes != 0 || address % slot_bytes != 0) return 1;
+  const int64_t run = (kSector - int64_t(address % kSector)) / slot_bytes;
+  return static_cast<int>(run < capacity - s ? run : capacity - s);
+}
+
+// The most slots a sector_run of keys with this stride can hold (the arrays that receive one run).
+template <typename Key>
+constexpr int kMaxRun(int stride) {
+  return Tuning::kSectorBytes / static_cast<int>(sizeof(Key)) / stride;
+}
+
 // The slot that holds `key` after this call: found, or claimed from a free slot (`claimed` set); -1 when no
 // slot is free. A slot changes only once (free -> a key), so a key read there is final and a lost CAS moves on.
-// kCasFirst: the CAS is the probe (one round trip a slot, for a map build whose keys are mostly new); otherwise
-// the slot is read first (keys that mostly repeat, as a set counting distinct values: a CAS on a hot slot would
-// serialize in L2 where reads do not).
-// Slot s's key is keys[s * stride].
+// kCasFirst: the home slot's CAS is the probe (one round trip, for a map build whose keys are mostly new), and
+// past it each sector's remaining slots are read at once and the first free one is CAS'd (no failed CAS a
+// slot); otherwise every slot is read first (keys that mostly repeat, as a set counting distinct values: a CAS
+// on a hot slot would serialize in L2 where reads do not). Slot s's key is keys[s * stride].
 template <bool kCasFirst, typename Key>
 __device__ __forceinline__ int64_t claim_slot(Key* keys, int64_t capacity, Key key, bool& claimed,
                                               int64_t stride = 1) {
   claimed = false;
   int64_t s = home_slot(key, capacity);
-  for (int64_t step = 0; step < capacity; ++step) {
-    Key* slot = keys + s * stride;
-    const Key current = kCasFirst ? compare_and_swap(slot, kEmpty<Key>, key) : *slot;
-    if (current == key) return s;
-    if (current == kEmpty<Key>) {
-      const Key before = kCasFirst ? current : compare_and_swap(slot, kEmpty<Key>, key);
-      if (before == kEmpty<Key>) {
-        claimed = true;
-        return s;
+  if constexpr (!kCasFirst) {
+    for (int64_t step = 0; step < capacity; ++step) {
+      Key* slot = keys + s * stride;
+      const Key current = *slot;
+      if (current == key) return s;
+      if (current == kEmpty<Key>) {
+        const Key before = compare_and_swap(slot, kEmpty<Key>, key);
+        if (before == kEmpty<Key>) {
+          claimed = true;
+          return s;
+        }
+        if (before == key) return s;
       }
-      if (before == key) return s;
+      s = next_slot(s, capacity);
     }
+    return -1;
+  } else {
+    const Key home = compare_and_swap(keys + s * stride, kEmpty<Key>, key);
+    if (home == kEmpty<Key>) {
+      claimed = true;
+      return s;
+    }
+    if (home == key) return s;
+    constexpr int kRun = kMaxRun<Key>(1);  // stride 1 holds the most; a larger stride fills fewer
     s = next_slot(s, capacity);
+    for (int64_t probed = 1; probed < capacity;) {
+      const int run = sector_run(keys, stride, s, capacity);
+      Key current[kRun];
+#pragma unroll
+      for (int j = 0; j < kRun; ++j) current[j] = j < run ? keys[(s + j) * stride] : key;
+      int next = run;  // the first slot of the run holding the key or free; the whole run if none
+      bool holds_key = false;
+#pragma unroll
+      for (int j = 0; j < kRun; ++j) {
+        if (next == run && j < run && (current[j] == key || current[j] == kEmpty<Key>)) {
+          next = j;
+          holds_key = current[j] == key;
+        }
+      }
+      if (next < run) {
+        const int64_t t = s + next;
+        if (holds_key) return t;
+        const Key before = compare_and_swap(keys + t * stride, kEmpty<Key>, key);
+        if (before == kEmpty<Key>) {
+          claimed = true;
+          return t;
+        }
+        if (before == key) return t;
+        ++next;  // another key took it: go on past it
+      }
+      probed += next;
+      s += next;
+      if (s >= capacity) s -= capacity;
+    }
+    return -1;
   }
-  return -1;
 }
 
 // Counts a key stored for the first time; returns the size before it (one atomic per warp).
@@ -163,9 +222,12 @@ __device__ __forceinline__ void load_pair(const Table<Key, Value>& table, int64_
   }
 }
 
+// A probe loads a sector's worth of slots at once (sector_run) and reads them in order: the same slots as one
+// at a time, in a fraction of the dependent loads.
 template <bool kPaired, typename Key, typename Value>
 __global__ void find_kernel(Table<Key, Value> table, const Key* __restrict__ queries, int64_t n,
                             Value default_value, Value* __restrict__ out, bool* __restrict__ found) {
+  constexpr int kRun = kMaxRun<Key>(kPaired ? 2 : 1);
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const Key key = queries[i];
@@ -176,21 +238,39 @@ __global__ void find_kernel(Table<Key, Value> table, const Key* __restrict__ que
       if (hit) value = table.value(table.capacity);
     } else {
       int64_t s = home_slot(key, table.capacity);
-      for (int64_t step = 0; step < table.capacity; ++step) {
-        Key current;
-        Value current_value{};
-        if constexpr (kPaired) {
-          load_pair(table, s, current, current_value);
-        } else {
-          current = table.key(s);
+      for (int64_t probed = 0; probed < table.capacity;) {
+        const int run = sector_run(table.keys, table.key_stride, s, table.capacity);
+        Key current[kRun];
+        Value current_value[kPaired ? kRun : 1];
+#pragma unroll
+        for (int j = 0; j < kRun; ++j) {
+          current[j] = key;  // past the run: never read as a decision below
+          if (j < run) {
+            if constexpr (kPaired) {
+              load_pair(table, s + j, current[j], current_value[j]);
+            } else {
+              current[j] = table.key(s + j);
+            }
+          }
         }
-        if (current == key) {
-          hit = true;
-          value = kPaired ? current_value : table.value(s);
+        int decided = run;  // the first slot of the run holding the key or free
+#pragma unroll
+        for (int j = 0; j < kRun; ++j) {
+          if (decided == run && j < run && (current[j] == key || current[j] == kEmpty<Key>)) {
+            decided = j;
+            hit = current[j] == key;
+            if constexpr (kPaired) {
+              if (hit) value = current_value[j];
+            }
+          }
+        }
+        if (decided < run) {
+          if (hit && !kPaired) value = table.value(s + decided);
           break;
         }
-        if (current == kEmpty<Key>) break;
-        s = next_slot(s, table.capacity);
+        probed += run;
+        s += run;
+        if (s >= table.capacity) s -= table.capacity;
       }
     }
     if (out != nullptr) out[i] = value;

@@ -14,6 +14,8 @@ struct TuningSm90 {
   // Sets that count distinct values (unique's hash path): 2^22 slots of 4 or 8 bytes stay in the 50 MB L2, and
   // half of them (the give-up limit) leaves far more room than the threads in flight can overshoot.
   static constexpr int64_t kDistinctSlots = int64_t(1) << 22;
+  // DRAM's unit of access: the slots of one sector are loaded together (one fetch), not one dependent load each.
+  static constexpr int kSectorBytes = 32;
 };
 
 using Tuning = TuningSm90;
