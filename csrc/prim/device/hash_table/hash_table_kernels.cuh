@@ -222,12 +222,9 @@ __device__ __forceinline__ void load_pair(const Table<Key, Value>& table, int64_
   }
 }
 
-// A probe loads a sector's worth of slots at once (sector_run) and reads them in order: the same slots as one
-// at a time, in a fraction of the dependent loads.
 template <bool kPaired, typename Key, typename Value>
 __global__ void find_kernel(Table<Key, Value> table, const Key* __restrict__ queries, int64_t n,
                             Value default_value, Value* __restrict__ out, bool* __restrict__ found) {
-  constexpr int kRun = kMaxRun<Key>(kPaired ? 2 : 1);
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const Key key = queries[i];
@@ -238,39 +235,21 @@ __global__ void find_kernel(Table<Key, Value> table, const Key* __restrict__ que
       if (hit) value = table.value(table.capacity);
     } else {
       int64_t s = home_slot(key, table.capacity);
-      for (int64_t probed = 0; probed < table.capacity;) {
-        const int run = sector_run(table.keys, table.key_stride, s, table.capacity);
-        Key current[kRun];
-        Value current_value[kPaired ? kRun : 1];
-#pragma unroll
-        for (int j = 0; j < kRun; ++j) {
-          current[j] = key;  // past the run: never read as a decision below
-          if (j < run) {
-            if constexpr (kPaired) {
-              load_pair(table, s + j, current[j], current_value[j]);
-            } else {
-              current[j] = table.key(s + j);
-            }
-          }
+      for (int64_t step = 0; step < table.capacity; ++step) {
+        Key current;
+        Value current_value{};
+        if constexpr (kPaired) {
+          load_pair(table, s, current, current_value);
+        } else {
+          current = table.key(s);
         }
-        int decided = run;  // the first slot of the run holding the key or free
-#pragma unroll
-        for (int j = 0; j < kRun; ++j) {
-          if (decided == run && j < run && (current[j] == key || current[j] == kEmpty<Key>)) {
-            decided = j;
-            hit = current[j] == key;
-            if constexpr (kPaired) {
-              if (hit) value = current_value[j];
-            }
-          }
-        }
-        if (decided < run) {
-          if (hit && !kPaired) value = table.value(s + decided);
+        if (current == key) {
+          hit = true;
+          value = kPaired ? current_value : table.value(s);
           break;
         }
-        probed += run;
-        s += run;
-        if (s >= table.capacity) s -= table.capacity;
+        if (current == kEmpty<Key>) break;
+        s = next_slot(s, table.capacity);
       }
     }
     if (out != nullptr) out[i] = value;
