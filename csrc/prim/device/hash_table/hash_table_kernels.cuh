@@ -46,8 +46,7 @@ constexpr int kMaxRun(int stride) {
 // slot); otherwise every slot is read first (keys that mostly repeat, as a set counting distinct values: a CAS
 // on a hot slot would serialize in L2 where reads do not). Slot s's key is keys[s * stride].
 template <bool kCasFirst, typename Key>
-__device__ __forceinline__ int64_t claim_slot(Key* keys, int64_t capacity, Key key, bool& claimed,
-                                              int64_t stride = 1) {
+__device__ __forceinline__ int64_t claim_slot(Key* keys, int64_t capacity, Key key, bool& claimed, int64_t stride = 1) {
   claimed = false;
   int64_t s = home_slot(key, capacity);
   if constexpr (!kCasFirst) {
@@ -197,9 +196,9 @@ __global__ void bid_kernel(Table<Key, Value> table, const Key* __restrict__ keys
 }
 
 template <typename Key, typename Value>
-__global__ void assign_kernel(Table<Key, Value> table, const Key* __restrict__ keys,
-                              const Value* __restrict__ values, int64_t n,
-                              const unsigned long long* __restrict__ lowest, const unsigned* __restrict__ repeated) {
+__global__ void assign_kernel(Table<Key, Value> table, const Key* __restrict__ keys, const Value* __restrict__ values,
+                              int64_t n, const unsigned long long* __restrict__ lowest,
+                              const unsigned* __restrict__ repeated) {
   if (*repeated == 0) return;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -222,9 +221,29 @@ __device__ __forceinline__ void load_pair(const Table<Key, Value>& table, int64_
   }
 }
 
+// Slots s and s + 1 of a paired table of 4-byte keys in one 16-byte load where they share an aligned 16 bytes
+// (`wide`: the table starts 16-byte aligned; s even and s + 1 inside it), else slot s alone. Returns the count.
+template <typename Key, typename Value>
+__device__ __forceinline__ int load_pairs(const Table<Key, Value>& table, int64_t s, bool wide, Key (&key)[2],
+                                          Value (&value)[2]) {
+  static_assert(sizeof(Key) == 4 && sizeof(Value) == 4, "two 8-byte slots in 16 bytes");
+  if (wide && s % 2 == 0 && s + 1 < table.capacity) {
+    const uint4 slots = *reinterpret_cast<const uint4*>(table.keys + 2 * s);
+    key[0] = static_cast<Key>(slots.x);
+    value[0] = static_cast<Value>(slots.y);
+    key[1] = static_cast<Key>(slots.z);
+    value[1] = static_cast<Value>(slots.w);
+    return 2;
+  }
+  load_pair(table, s, key[0], value[0]);
+  return 1;
+}
+
+// A paired table of 4-byte keys probes two slots a load where it can (load_pairs): the same slots in the same
+// order in fewer dependent loads, each still one request.
 template <bool kPaired, typename Key, typename Value>
-__global__ void find_kernel(Table<Key, Value> table, const Key* __restrict__ queries, int64_t n,
-                            Value default_value, Value* __restrict__ out, bool* __restrict__ found) {
+__global__ void find_kernel(Table<Key, Value> table, const Key* __restrict__ queries, int64_t n, Value default_value,
+                            Value* __restrict__ out, bool* __restrict__ found) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const Key key = queries[i];
@@ -235,21 +254,42 @@ __global__ void find_kernel(Table<Key, Value> table, const Key* __restrict__ que
       if (hit) value = table.value(table.capacity);
     } else {
       int64_t s = home_slot(key, table.capacity);
-      for (int64_t step = 0; step < table.capacity; ++step) {
-        Key current;
-        Value current_value{};
-        if constexpr (kPaired) {
-          load_pair(table, s, current, current_value);
-        } else {
-          current = table.key(s);
+      if constexpr (kPaired && sizeof(Key) == 4 && sizeof(Value) == 4) {
+        const bool wide = reinterpret_cast<uintptr_t>(table.keys) % 16 == 0;
+        for (int64_t probed = 0; probed < table.capacity;) {
+          Key current[2];
+          Value current_value[2];
+          const int run = load_pairs(table, s, wide, current, current_value);
+          bool decided = current[0] == key || current[0] == kEmpty<Key>;
+          hit = current[0] == key;
+          if (hit) value = current_value[0];
+          if (!decided && run == 2) {
+            decided = current[1] == key || current[1] == kEmpty<Key>;
+            hit = current[1] == key;
+            if (hit) value = current_value[1];
+          }
+          if (decided) break;
+          probed += run;
+          s += run;
+          if (s >= table.capacity) s -= table.capacity;
         }
-        if (current == key) {
-          hit = true;
-          value = kPaired ? current_value : table.value(s);
-          break;
+      } else {
+        for (int64_t step = 0; step < table.capacity; ++step) {
+          Key current;
+          Value current_value{};
+          if constexpr (kPaired) {
+            load_pair(table, s, current, current_value);
+          } else {
+            current = table.key(s);
+          }
+          if (current == key) {
+            hit = true;
+            value = kPaired ? current_value : table.value(s);
+            break;
+          }
+          if (current == kEmpty<Key>) break;
+          s = next_slot(s, table.capacity);
         }
-        if (current == kEmpty<Key>) break;
-        s = next_slot(s, table.capacity);
       }
     }
     if (out != nullptr) out[i] = value;
