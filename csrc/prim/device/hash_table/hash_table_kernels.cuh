@@ -33,11 +33,9 @@ __device__ __forceinline__ int sector_run(const Key* keys, int64_t stride, int64
   return static_cast<int>(run < capacity - s ? run : capacity - s);
 }
 
-// The most slots a sector_run of keys with this stride can hold (the arrays that receive one run).
+// The most slots a sector_run can hold (stride 1; a larger stride fills fewer): the arrays that receive one run.
 template <typename Key>
-constexpr int kMaxRun(int stride) {
-  return Tuning::kSectorBytes / static_cast<int>(sizeof(Key)) / stride;
-}
+constexpr int kMaxRun = Tuning::kSectorBytes / static_cast<int>(sizeof(Key));
 
 // The slot that holds `key` after this call: found, or claimed from a free slot (`claimed` set); -1 when no
 // slot is free. A slot changes only once (free -> a key), so a key read there is final and a lost CAS moves on.
@@ -72,7 +70,7 @@ __device__ __forceinline__ int64_t claim_slot(Key* keys, int64_t capacity, Key k
       return s;
     }
     if (home == key) return s;
-    constexpr int kRun = kMaxRun<Key>(1);  // stride 1 holds the most; a larger stride fills fewer
+    constexpr int kRun = kMaxRun<Key>;
     s = next_slot(s, capacity);
     for (int64_t probed = 1; probed < capacity;) {
       const int run = sector_run(keys, stride, s, capacity);
